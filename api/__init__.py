@@ -1,0 +1,1 @@
+"""graphmem.api: the FastAPI service (routes, schemas, auth, settings) - see the REST issue."""

@@ -1,0 +1,1 @@
+"""graphmem.consolidation: clustering old memories into summaries, the job, reports."""

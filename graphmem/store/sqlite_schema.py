@@ -1,0 +1,122 @@
+"""SQLite schema of the embedded store, versioned, with a migration hook.
+
+``MIGRATIONS[n]`` takes a database at version ``n`` to ``n + 1``; ``migrate`` runs the missing
+steps in one transaction. Data written by a newer graphmem is refused, never rewritten.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from graphmem.errors import SchemaVersionError
+
+SCHEMA_VERSION = 1
+
+_V1 = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memories (
+    pk INTEGER PRIMARY KEY,
+    id TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    content TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    tier TEXT NOT NULL,
+    base_importance REAL NOT NULL,
+    importance REAL NOT NULL,
+    pinned INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    last_accessed_at REAL NOT NULL,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    surprise_score REAL NOT NULL DEFAULT 0,
+    success_count INTEGER NOT NULL DEFAULT 0,
+    failure_count INTEGER NOT NULL DEFAULT 0,
+    last_promoted_at REAL,
+    source TEXT,
+    topic TEXT,
+    session_id TEXT,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    status TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    embedding BLOB,
+    context_embedding BLOB,
+    keywords TEXT NOT NULL DEFAULT '',
+    context_keywords TEXT NOT NULL DEFAULT '',
+    UNIQUE (namespace, id)
+);
+CREATE INDEX IF NOT EXISTS ix_memories_hash ON memories (namespace, content_hash);
+CREATE INDEX IF NOT EXISTS ix_memories_session ON memories (namespace, session_id, created_at);
+CREATE INDEX IF NOT EXISTS ix_memories_tier ON memories (namespace, tier, status);
+CREATE INDEX IF NOT EXISTS ix_memories_created ON memories (namespace, created_at);
+CREATE TABLE IF NOT EXISTS edges (
+    namespace TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    target_id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    score REAL,
+    created_at REAL NOT NULL,
+    source TEXT NOT NULL,
+    PRIMARY KEY (namespace, source_id, target_id, type)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ix_edges_target ON edges (namespace, target_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5 (
+    keywords, context_keywords, tokenize = 'unicode61 remove_diacritics 0'
+);
+CREATE TABLE IF NOT EXISTS leases (
+    name TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL
+);
+"""
+
+
+def _run(conn: sqlite3.Connection, script: str) -> None:
+    # statement by statement: executescript() would COMMIT the surrounding transaction
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _to_v1(conn: sqlite3.Connection) -> None:
+    _run(conn, _V1)
+
+
+#: version n -> the step that takes the database to n + 1
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _to_v1}
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    has_meta = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+    ).fetchone()
+    if not has_meta:
+        return 0
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
+    """Bring the schema to ``target``; return the version found before."""
+    found = current_version(conn)
+    if found > target:
+        raise SchemaVersionError(
+            f"data has schema version {found}, this graphmem knows up to {target}: upgrade it"
+        )
+    if found == target:
+        return found
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for version in range(found, target):
+            step = MIGRATIONS.get(version)
+            if step is None:
+                raise SchemaVersionError(f"no migration from schema version {version}")
+            step(conn)
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (str(target),),
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return found

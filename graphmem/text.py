@@ -1,0 +1,102 @@
+"""Keyword analysis: lowercase word tokens, English stop words out, Snowball stems, dates in.
+
+The same analyser builds the indexed keyword fields and the query terms, so every backend's
+full-text index only ever sees pre-analysed, space-separated stems (ADR 0002).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from datetime import datetime
+from functools import lru_cache
+
+import snowballstemmer
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_SPACE = re.compile(r"\s+")
+
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are aren't as at be because been
+    before being below between both but by can can't cannot could couldn't did didn't do does
+    doesn't doing don't down during each few for from further had hadn't has hasn't have haven't
+    having he he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll
+    i'm i've if in into is isn't it it's its itself let's me more most mustn't my myself no nor
+    not of off on once only or other ought our ours ourselves out over own same shan't she she'd
+    she'll she's should shouldn't so some such than that that's the their theirs them themselves
+    then there there's these they they'd they'll they're they've this those through to too under
+    until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where
+    where's which while who who's whom why why's with won't would wouldn't you you'd you'll you're
+    you've your yours yourself yourselves s t d ll m re ve just also did does get got yes yeah
+    oh really""".split()
+)
+
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+          "september", "october", "november", "december")
+
+
+@lru_cache(maxsize=8)
+def _stemmer(language: str) -> snowballstemmer.stemmer:
+    return snowballstemmer.stemmer(language)
+
+
+class Analyzer:
+    """Turns text into keyword terms. Thread-safe for reading; stems are memoised."""
+
+    def __init__(self, language: str = "english") -> None:
+        self.language = language
+        self._cache: dict[str, str] = {}
+
+    def _stem(self, word: str) -> str:
+        stem = self._cache.get(word)
+        if stem is None:
+            stem = _stemmer(self.language).stemWord(word)
+            if len(self._cache) < 200_000:
+                self._cache[word] = stem
+        return stem
+
+    def terms(self, text: str) -> list[str]:
+        words = _WORD.findall(unicodedata.normalize("NFKC", text).lower())
+        return [self._stem(w) for w in words if w not in STOP_WORDS]
+
+    def query_terms(self, text: str) -> list[str]:
+        """Distinct terms of a query, in first-seen order."""
+        return list(dict.fromkeys(self.terms(text)))
+
+    def index_text(self, text: str, when: datetime | None = None) -> str:
+        """The keyword field for ``text``: its terms plus, optionally, its date's terms."""
+        terms = self.terms(text)
+        if when is not None:
+            terms.extend(date_terms(when))
+        return " ".join(terms)
+
+
+def date_terms(when: datetime) -> list[str]:
+    """Day, month name and year: '8 May 2023' -> ['8', 'may', '2023']."""
+    return [str(when.day), MONTHS[when.month - 1], str(when.year)]
+
+
+def normalise_content(text: str) -> str:
+    return _SPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
+
+
+def content_hash(text: str) -> str:
+    """Exact-duplicate key: sha256 of the whitespace-normalised content."""
+    return hashlib.sha256(normalise_content(text).encode("utf-8")).hexdigest()
+
+
+def token_estimate(text: str) -> int:
+    """Rough LLM token count (about 4 characters a token), at least 1."""
+    return max(1, (len(text) + 3) // 4)
+
+
+def preview(text: str, chars: int) -> str:
+    flat = normalise_content(text)
+    if len(flat) <= chars:
+        return flat
+    cut = flat[: chars - 1]
+    space = cut.rfind(" ")
+    if space > chars // 2:
+        cut = cut[:space]
+    return cut + "…"

@@ -1,0 +1,155 @@
+"""Validation of caller input against the configured bounds. Raises typed errors only."""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from graphmem.config import WriteConfig
+from graphmem.errors import (
+    InvalidContentError,
+    InvalidImportanceError,
+    InvalidNamespaceError,
+    InvalidRelationError,
+    LimitExceededError,
+    ValidationError,
+)
+from graphmem.models import CALLER_RELATION_TYPES, RelationSpec, RelationType, Tier
+
+_NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def namespace(value: Any) -> str:
+    if not isinstance(value, str) or not _NAMESPACE.match(value):
+        raise InvalidNamespaceError(
+            f"invalid namespace {value!r}: 1-128 characters of letters, digits and _.:@- "
+            "starting with a letter or digit"
+        )
+    return value
+
+
+def memory_id(value: Any) -> str:
+    if not isinstance(value, str) or not _ID.match(value):
+        raise ValidationError(f"invalid memory id {value!r}")
+    return value
+
+
+def content(value: Any, config: WriteConfig) -> str:
+    if not isinstance(value, str):
+        raise InvalidContentError("content must be a string")
+    if not value.strip():
+        raise InvalidContentError("content is empty")
+    if len(value) > config.max_content_chars:
+        raise InvalidContentError(
+            f"content has {len(value)} characters, the limit is {config.max_content_chars}"
+        )
+    return value
+
+
+def importance(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        raise InvalidImportanceError(f"importance must be a number in 0..1, got {value!r}")
+    if not 0.0 <= float(value) <= 1.0:
+        raise InvalidImportanceError(f"importance must be in 0..1, got {value}")
+    return float(value)
+
+
+def tier(value: Any) -> Tier | None:
+    if value is None:
+        return None
+    try:
+        return Tier(value)
+    except ValueError:
+        raise ValidationError(
+            f"unknown tier {value!r}: one of {', '.join(t.value for t in Tier)}"
+        ) from None
+
+
+def relation_type(value: Any, *, caller: bool = True) -> RelationType:
+    try:
+        rtype = RelationType(value.upper() if isinstance(value, str) else value)
+    except (ValueError, AttributeError):
+        allowed = ", ".join(sorted(t.value for t in CALLER_RELATION_TYPES))
+        raise InvalidRelationError(f"unknown relation type {value!r}: one of {allowed}") from None
+    if caller and rtype not in CALLER_RELATION_TYPES:
+        raise InvalidRelationError(f"relation type {rtype.value} is made by graphmem only")
+    return rtype
+
+
+def relation_spec(value: Any) -> RelationSpec:
+    if isinstance(value, RelationSpec):
+        spec = value
+    elif isinstance(value, dict):
+        target = value.get("target_id", value.get("target"))
+        spec = RelationSpec(type=value.get("type", ""), target_id=target,  # type: ignore[arg-type]
+                            direction=value.get("direction", "out"), score=value.get("score"))
+    elif isinstance(value, tuple | list) and len(value) == 2:
+        spec = RelationSpec(type=value[0], target_id=value[1])
+    else:
+        raise InvalidRelationError(f"cannot read a relation from {value!r}")
+    if spec.direction not in ("out", "in"):
+        raise InvalidRelationError(f"relation direction must be 'out' or 'in', not "
+                                   f"{spec.direction!r}")
+    if spec.score is not None:
+        score(spec.score)
+    return RelationSpec(relation_type(spec.type), memory_id(spec.target_id), spec.direction,
+                        spec.score)
+
+
+def score(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not -1 <= value <= 1:
+        raise InvalidRelationError(f"relation score must be a number in -1..1, got {value!r}")
+    return float(value)
+
+
+def metadata(value: Any, config: WriteConfig) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValidationError("metadata must be a flat JSON object")
+    if len(value) > config.max_metadata_keys:
+        raise LimitExceededError(f"metadata has {len(value)} keys, the limit is "
+                                 f"{config.max_metadata_keys}")
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise ValidationError("metadata keys must be strings")
+        if not isinstance(item, _SCALARS) or (isinstance(item, float) and not math.isfinite(item)):
+            raise ValidationError(f"metadata value of {key!r} must be a string, number, "
+                                  "boolean or null (metadata is flat)")
+    return dict(value)
+
+
+def timestamp(value: Any) -> datetime | None:
+    """A tz-aware UTC datetime; naive values are taken as UTC."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise ValidationError(f"invalid timestamp {value!r}: use ISO 8601") from None
+    if not isinstance(value, datetime):
+        raise ValidationError(f"invalid timestamp {value!r}")
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def optional_text(value: Any, name: str, limit: int = 256) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > limit:
+        raise ValidationError(f"{name} must be a string of at most {limit} characters")
+    return value
+
+
+def bounded(value: Any, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(f"{name} must be an integer")
+    if not low <= value <= high:
+        raise LimitExceededError(f"{name} must be in {low}..{high}, got {value}")
+    return value

@@ -1,0 +1,133 @@
+"""Pure graph logic: the bounded typed walk from seeds, and personalised PageRank.
+
+Both take plain edges; the store only supplies the neighbourhood (``MemoryStore.neighbourhood``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from graphmem.models import PathStep, Relation, RelationType, WalkPath
+
+
+@dataclass(slots=True)
+class Reached:
+    score: float
+    path: WalkPath
+    hops: int
+
+
+def edge_weight(edge: Relation, weights: Mapping[RelationType, float]) -> float:
+    w = weights.get(edge.type, 0.0)
+    if edge.type is RelationType.SIMILAR_TO and edge.score is not None:
+        w *= max(0.0, edge.score)
+    return w
+
+
+def adjacency(edges: Iterable[Relation]) -> dict[str, list[tuple[str, Relation, bool]]]:
+    """node -> [(other end, edge, outgoing?)] in both directions."""
+    adj: dict[str, list[tuple[str, Relation, bool]]] = {}
+    for e in edges:
+        adj.setdefault(e.source_id, []).append((e.target_id, e, True))
+        adj.setdefault(e.target_id, []).append((e.source_id, e, False))
+    return adj
+
+
+def bounded_walk(
+    seeds: Mapping[str, float],
+    edges: Iterable[Relation],
+    depth: int,
+    weights: Mapping[RelationType, float],
+    hop_decay: float = 0.8,
+    max_nodes: int = 1000,
+) -> dict[str, Reached]:
+    """Best-scoring path to every node within ``depth`` hops of a seed.
+
+    A node's walk score is the best over paths of ``seed score x product(edge weight) x
+    hop_decay ** hops``; a seed keeps its own score and the path ``seed``. Edge types weighted 0
+    are not walked. At most ``max_nodes`` nodes are reached (best scores first per layer).
+    """
+    best: dict[str, Reached] = {
+        s: Reached(score, WalkPath(nodes=(s,)), 0) for s, score in seeds.items()
+    }
+    if depth <= 0:
+        return best
+    adj = adjacency(edges)
+    frontier = dict(best)
+    for hop in range(1, depth + 1):
+        layer: dict[str, Reached] = {}
+        for node, reached in frontier.items():
+            for other, edge, outgoing in adj.get(node, ()):
+                w = edge_weight(edge, weights)
+                if w <= 0:
+                    continue
+                score = reached.score * w * hop_decay
+                known = best.get(other) or layer.get(other)
+                if known is not None and known.score >= score:
+                    continue
+                path = WalkPath(
+                    nodes=(*reached.path.nodes, other),
+                    steps=(*reached.path.steps, PathStep(edge.type, outgoing)),
+                )
+                layer[other] = Reached(score, path, hop)
+        room = max_nodes - len(best)
+        if room <= 0:
+            break
+        ranked = sorted(layer.items(), key=lambda kv: -kv[1].score)
+        accepted = {}
+        for node, reached in ranked:
+            if node in best or len(accepted) < room:
+                accepted[node] = reached
+        best.update(accepted)
+        frontier = accepted
+        if not frontier:
+            break
+    return best
+
+
+def personalised_pagerank(
+    nodes: list[str],
+    edges: Iterable[Relation],
+    personalisation: Mapping[str, float],
+    weights: Mapping[RelationType, float],
+    alpha: float = 0.85,
+    iterations: int = 30,
+    tol: float = 1e-8,
+) -> dict[str, float]:
+    """PageRank on the undirected weighted subgraph, restarting at the seeds.
+
+    Dangling nodes return their mass to the personalisation vector. Numpy power iteration
+    (equivalent to ``networkx.pagerank(personalization=...)``, measured faster on the ~100-node
+    subgraphs a retrieval walks).
+    """
+    n = len(nodes)
+    if n == 0:
+        return {}
+    index = {node: i for i, node in enumerate(nodes)}
+    w = np.zeros((n, n), dtype=np.float64)
+    for e in edges:
+        i, j = index.get(e.source_id), index.get(e.target_id)
+        if i is None or j is None or i == j:
+            continue
+        ew = edge_weight(e, weights)
+        if ew > 0:
+            w[i, j] += ew
+            w[j, i] += ew
+    p = np.array([max(0.0, personalisation.get(node, 0.0)) for node in nodes])
+    if p.sum() <= 0:
+        p = np.ones(n)
+    p /= p.sum()
+    out_deg = w.sum(axis=1)
+    dangling = out_deg == 0
+    trans = np.divide(w, out_deg[:, None], out=np.zeros_like(w), where=out_deg[:, None] > 0)
+    r = p.copy()
+    for _ in range(iterations):
+        nxt = alpha * (r @ trans + r[dangling].sum() * p) + (1 - alpha) * p
+        if np.abs(nxt - r).sum() < tol:
+            r = nxt
+            break
+        r = nxt
+    return {node: float(r[i]) for node, i in index.items()}

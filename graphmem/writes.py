@@ -1,0 +1,270 @@
+"""The write path: validate, deduplicate, embed, link (FOLLOWS, SIMILAR_TO, explicit) and build
+one ``WriteBatch`` that the store applies atomically. Nothing is written when any item fails.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from graphmem import validation as v
+from graphmem.config import GraphMemConfig
+from graphmem.embedding import Embedder
+from graphmem.errors import ConflictError, InvalidRelationError, LimitExceededError, NotFoundError
+from graphmem.models import (
+    EdgeSource,
+    Memory,
+    MemoryInput,
+    Relation,
+    RelationSpec,
+    RelationType,
+    Status,
+)
+from graphmem.store.base import EdgeKey, MemoryStore, WriteBatch
+from graphmem.text import Analyzer, content_hash
+from graphmem.tiers import tier_for_importance
+
+Clock = Callable[[], datetime]
+
+
+@dataclass(slots=True)
+class _Item:
+    spec: MemoryInput
+    relations: list[RelationSpec]
+    hash: str
+    memory: Memory | None = None  # the record this item ends up as (new or reinforced)
+
+
+@dataclass(slots=True)
+class SessionPlan:
+    """FOLLOWS edges to add/remove and memories whose predecessor changed."""
+
+    add: list[tuple[str, str]] = field(default_factory=list)
+    remove: list[tuple[str, str]] = field(default_factory=list)
+    predecessor: dict[str, str | None] = field(default_factory=dict)
+
+
+def plan_session(order: Sequence[str], existing_follows: Sequence[tuple[str, str]]) -> SessionPlan:
+    """Diff the FOLLOWS chain ``order`` implies against the edges that exist (pure)."""
+    want = set(zip(order, order[1:], strict=False))
+    have = set(existing_follows)
+    plan = SessionPlan(add=sorted(want - have, key=lambda p: order.index(p[0])),
+                       remove=sorted(have - want))
+    before = {t: s for s, t in have}
+    after = {t: s for s, t in want}
+    for node in order:
+        if before.get(node) != after.get(node):
+            plan.predecessor[node] = after.get(node)
+    return plan
+
+
+def _merge_into(memory: Memory, spec: MemoryInput) -> None:
+    memory.base_importance = max(memory.base_importance, float(spec.importance))
+    memory.importance = max(memory.importance, float(spec.importance))
+    memory.metadata = {**memory.metadata, **(spec.metadata or {})}
+    memory.pinned = memory.pinned or spec.pinned
+
+
+def context_text(predecessor: str, content: str) -> str:
+    return f"{predecessor}\n{content}"
+
+
+class Writer:
+    def __init__(self, store: MemoryStore, embedder: Embedder, analyzer: Analyzer,
+                 config: GraphMemConfig, clock: Clock) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.analyzer = analyzer
+        self.config = config
+        self.clock = clock
+
+    # -- public ---------------------------------------------------------------------------
+    def store_many(self, namespace: str, inputs: Sequence[MemoryInput | dict | str]
+                   ) -> list[Memory]:
+        wc = self.config.write
+        ns = v.namespace(namespace)
+        if not inputs:
+            return []
+        if len(inputs) > wc.max_batch:
+            raise LimitExceededError(f"batch of {len(inputs)} memories, the limit is "
+                                     f"{wc.max_batch}")
+        items = [self._validate(MemoryInput.coerce(x)) for x in inputs]
+        now = self.clock()
+        batch = WriteBatch(namespace=ns)
+
+        # explicit ids: unique in the batch and not taken in the namespace
+        given = [it.spec.id for it in items if it.spec.id is not None]
+        if len(given) != len(set(given)):
+            raise ConflictError("the batch gives the same id twice")
+        if given and (taken := self.store.get_memories(ns, given)):
+            raise ConflictError(f"memory id {next(iter(taken))!r} is already taken")
+
+        # exact duplicates: reinforce the first memory with that content instead of a twin
+        existing_ids = self.store.find_by_hash(ns, [it.hash for it in items]) if wc.dedupe else {}
+        existing = self.store.get_memories(ns, list(existing_ids.values()), embeddings=True)
+        by_hash: dict[str, Memory] = {}
+        fresh: list[_Item] = []
+        for it in items:
+            twin = by_hash.get(it.hash) if wc.dedupe else None
+            if twin is not None:  # a twin earlier in this batch: one record for both
+                _merge_into(twin, it.spec)
+                it.memory = twin
+                continue
+            if it.hash in existing_ids:
+                it.memory = self._reinforce(existing[existing_ids[it.hash]], it.spec, now)
+                by_hash[it.hash] = it.memory
+                continue
+            it.memory = self._new_memory(ns, it, now)
+            by_hash[it.hash] = it.memory
+            fresh.append(it)
+
+        # relation targets must exist in this namespace (or in this batch)
+        in_batch = {it.memory.id for it in items if it.memory is not None}
+        targets = {r.target_id for it in items for r in it.relations} - in_batch
+        found = self.store.get_memories(ns, list(targets))
+        missing = targets - set(found)
+        if missing:
+            raise NotFoundError(f"relation target {sorted(missing)[0]!r} not found in "
+                                f"namespace {ns!r}")
+
+        if fresh:
+            vectors = self.embedder.embed([it.spec.content for it in fresh])
+            for it, vec in zip(fresh, vectors, strict=True):
+                assert it.memory is not None
+                it.memory.embedding = vec
+        records: dict[str, Memory] = {}
+        for it in items:
+            assert it.memory is not None
+            records[it.memory.id] = it.memory
+        if wc.follows:
+            self._link_sessions(ns, fresh, records, batch)
+        if wc.similar_k > 0:
+            batch.edges.extend(self._similar_edges(ns, fresh, now))
+        for it in items:
+            assert it.memory is not None
+            for r in it.relations:
+                if r.target_id == it.memory.id:
+                    raise InvalidRelationError("a memory cannot relate to itself")
+                src, dst = ((it.memory.id, r.target_id) if r.direction == "out"
+                            else (r.target_id, it.memory.id))
+                batch.edges.append(Relation(src, dst, RelationType(r.type), ns, r.score, now,
+                                            EdgeSource.EXPLICIT))
+        batch.memories.extend(records.values())
+        self.store.apply(batch)
+        return [it.memory for it in items if it.memory is not None]
+
+    def refresh_context(self, ns: str, records: dict[str, Memory],
+                        predecessor: dict[str, str | None]) -> None:
+        """Recompute the context fields of memories whose session predecessor changed."""
+        if not self.config.write.context_fields or not predecessor:
+            return
+        need = [p for p in predecessor.values() if p is not None and p not in records]
+        known = dict(records)
+        known.update(self.store.get_memories(ns, need))
+        texts: list[str] = []
+        targets: list[Memory] = []
+        for node, pred in predecessor.items():
+            m = records[node]
+            if pred is None:
+                m.context_keywords, m.context_embedding = "", None
+                continue
+            text = context_text(known[pred].content, m.content)
+            m.context_keywords = self.analyzer.index_text(text, m.created_at)
+            texts.append(text)
+            targets.append(m)
+        for m, vec in zip(targets, self.embedder.embed(texts), strict=True):
+            m.context_embedding = vec
+
+    def session_plan(self, ns: str, session_id: str, new: Sequence[Memory] = (),
+                     removed: frozenset[str] = frozenset()) -> SessionPlan:
+        members = self.store.session_members(ns, session_id)
+        ids = [m for m, _ in members]
+        follows = [(e.source_id, e.target_id) for e in
+                   self.store.edges_of(ns, ids, [RelationType.FOLLOWS])]
+        keyed = [((ts, 0, i), mid) for i, (mid, ts) in enumerate(members) if mid not in removed]
+        keyed += [((m.created_at, 1, i), m.id) for i, m in enumerate(new)]
+        order = [mid for _, mid in sorted(keyed, key=lambda kv: kv[0])]
+        return plan_session(order, follows)
+
+    # -- helpers --------------------------------------------------------------------------
+    def _validate(self, spec: MemoryInput) -> _Item:
+        wc = self.config.write
+        spec.content = v.content(spec.content, wc)
+        spec.importance = v.importance(spec.importance)
+        spec.tier = v.tier(spec.tier)
+        spec.metadata = v.metadata(spec.metadata, wc)
+        spec.created_at = v.timestamp(spec.created_at)
+        spec.session_id = v.optional_text(spec.session_id, "session_id")
+        spec.source = v.optional_text(spec.source, "source")
+        spec.topic = v.optional_text(spec.topic, "topic")
+        if spec.id is not None:
+            spec.id = v.memory_id(spec.id)
+        if not isinstance(spec.pinned, bool):
+            raise v.ValidationError("pinned must be true or false")
+        relations = [v.relation_spec(r) for r in spec.relations or ()]
+        return _Item(spec, relations, content_hash(spec.content))
+
+    def _new_memory(self, ns: str, it: _Item, now: datetime) -> Memory:
+        s = it.spec
+        created = s.created_at or now
+        tier = s.tier or tier_for_importance(s.importance, self.config.tiers)
+        return Memory(
+            id=s.id or str(uuid.uuid4()), namespace=ns, content=s.content, tier=tier,  # type: ignore[arg-type]
+            base_importance=s.importance, importance=s.importance, pinned=s.pinned,
+            created_at=created, updated_at=now, last_accessed_at=created, source=s.source,
+            topic=s.topic, session_id=s.session_id, metadata=s.metadata or {},
+            status=Status.ACTIVE, content_hash=it.hash,
+            keywords=self.analyzer.index_text(
+                s.content, created if self.config.write.date_in_keywords else None),
+        )
+
+    def _reinforce(self, twin: Memory, spec: MemoryInput, now: datetime) -> Memory:
+        """The stored twin, reinforced: decay age reset, importance and metadata merged."""
+        out = twin.copy(last_accessed_at=max(now, twin.last_accessed_at), updated_at=now)
+        _merge_into(out, spec)
+        return out
+
+    def _link_sessions(self, ns: str, fresh: list[_Item], records: dict[str, Memory],
+                       batch: WriteBatch) -> None:
+        sessions: dict[str, list[Memory]] = {}
+        for it in fresh:
+            assert it.memory is not None
+            if it.memory.session_id is not None:
+                sessions.setdefault(it.memory.session_id, []).append(it.memory)
+        now = self.clock()
+        changed: dict[str, str | None] = {}
+        for sid, new in sessions.items():
+            plan = self.session_plan(ns, sid, new)
+            batch.delete_edges.extend((s, t, RelationType.FOLLOWS) for s, t in plan.remove)
+            batch.edges.extend(Relation(s, t, RelationType.FOLLOWS, ns, None, now,
+                                        EdgeSource.AUTO) for s, t in plan.add)
+            changed.update(plan.predecessor)
+        outside = [n for n in changed if n not in records]
+        records.update(self.store.get_memories(ns, outside, embeddings=True))
+        self.refresh_context(ns, records, changed)
+
+    def _similar_edges(self, ns: str, fresh: list[_Item], now: datetime) -> list[Relation]:
+        wc = self.config.write
+        if not fresh:
+            return []
+        vecs = np.stack([it.memory.embedding for it in fresh if it.memory is not None])
+        hits = self.store.vector_topk_many(ns, vecs, wc.similar_k)
+        inner = vecs @ vecs.T
+        out: dict[EdgeKey, Relation] = {}
+        for i, it in enumerate(fresh):
+            assert it.memory is not None
+            pairs = list(hits[i])
+            pairs += [(fresh[j].memory.id, float(inner[i, j])) for j in range(i)  # type: ignore[union-attr]
+                      ]
+            pairs.sort(key=lambda p: -p[1])
+            for other, sim in pairs[: wc.similar_k]:
+                if sim < wc.similar_threshold or other == it.memory.id:
+                    continue
+                rel = Relation(it.memory.id, other, RelationType.SIMILAR_TO, ns,
+                               round(sim, 6), now, EdgeSource.AUTO)
+                out[rel.key] = rel
+        return list(out.values())
