@@ -71,6 +71,7 @@ class RetrievalWeights(_Frozen):
     context_keyword: float = 0.25
     importance: float = 0.1
     recency: float = 0.05
+    walk: float = 1.0
     graph: float = 0.2
     popularity: float = 0.02
     tier: float = 0.1  # only with strategy="weighted"

@@ -6,7 +6,8 @@
    match are dropped;
 3. a bounded walk (depth 0..2) over typed, weighted edges from the best seeds;
 4. every candidate gets its terms; semantic and keyword signals are fused (z-scores over the
-   candidates, or RRF), a share of each FOLLOWS neighbour's fused relevance is added, then the
+   candidates, or RRF), a share of each FOLLOWS neighbour's fused relevance is added, and the
+   best relevance that reaches it over typed edges (``walk``: CAUSES, REFERENCES, ...); then the
    weighted priors (graph proximity by personalised PageRank, decayed importance, recency,
    popularity, tier, named source);
 5. the strategy orders the results; the top ``limit`` are returned with score, terms, path and
@@ -34,7 +35,7 @@ from graphmem.models import Memory, RelationType, RetrievalResult, Status, Tier,
 from graphmem.store.base import MemoryStore
 from graphmem.text import Analyzer
 from graphmem.tiers import current_importance
-from graphmem.walk import Reached, bounded_walk, personalised_pagerank
+from graphmem.walk import bounded_walk, personalised_pagerank, propagate
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +157,8 @@ class Retriever:
                         and e.target_id in cand_set:
                     follows[e.source_id] += rc.follows_share * relevance[e.target_id]
                     follows[e.target_id] += rc.follows_share * relevance[e.source_id]
+        walked = propagate(relevance, edges, q.depth, rc.edge_weights, rc.hop_decay,
+                           skip=(RelationType.FOLLOWS,))
         ppr = personalised_pagerank(cands, edges, {i: s for i, s in seeds.items()
                                                    if i in cand_set},
                                     rc.edge_weights, alpha=rc.pagerank_alpha)
@@ -170,7 +173,7 @@ class Retriever:
             terms_i = {
                 "semantic": sem[i], "keyword": kw.get(i, 0.0),
                 "context_semantic": ctx_sem[i], "context_keyword": ctx_kw.get(i, 0.0),
-                "relevance": relevance[i], "follows": follows[i],
+                "relevance": relevance[i], "follows": follows[i], "walk": walked[i],
                 "graph": graph.get(i, 0.0),
                 "importance": current_importance(m, now, self.config.tiers),
                 "recency": 0.5 ** (age_h / rc.recency_half_life_hours),
@@ -179,7 +182,7 @@ class Retriever:
                 "tier": rc.tier_weights[m.tier] if q.strategy == "weighted" else 0.0,
                 "source": 1.0 if m.source is not None and m.source == source else 0.0,
             }
-            score = (relevance[i] + follows[i] + w.graph * terms_i["graph"]
+            score = (relevance[i] + follows[i] + w.walk * walked[i] + w.graph * terms_i["graph"]
                      + w.importance * terms_i["importance"] + w.recency * terms_i["recency"]
                      + w.popularity * terms_i["popularity"] + w.tier * terms_i["tier"]
                      + w.source * terms_i["source"])

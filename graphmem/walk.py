@@ -5,7 +5,7 @@ Both take plain edges; the store only supplies the neighbourhood (``MemoryStore.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -131,3 +131,54 @@ def personalised_pagerank(
             break
         r = nxt
     return {node: float(r[i]) for node, i in index.items()}
+
+
+def propagate(
+    scores: Mapping[str, float],
+    edges: Iterable[Relation],
+    depth: int,
+    weights: Mapping[RelationType, float],
+    hop_decay: float = 0.8,
+    skip: Collection[RelationType] = (),
+) -> dict[str, float]:
+    """The best score a node receives from *another* node within ``depth`` hops.
+
+    ``received(x) = max over paths n -> .. -> x of scores[n] x product(edge weight) x
+    hop_decay ** hops``, over edges in both directions, never counting a path that starts at
+    ``x`` itself. Negative scores spread nothing. Pure; used for the ``walk`` rerank term.
+    """
+    adj = adjacency(e for e in edges if e.type not in skip)
+    # per node, the two best (value, origin) of paths of the current length, with distinct
+    # origins: enough to always have one that did not start at the node it reaches next
+    current: dict[str, list[tuple[float, str]]] = {
+        n: [(s, n)] for n, s in scores.items() if s > 0
+    }
+    received: dict[str, float] = dict.fromkeys(scores, 0.0)
+    for _ in range(max(0, depth)):
+        nxt: dict[str, list[tuple[float, str]]] = {}
+        for node, offers in current.items():
+            for other, edge, _outgoing in adj.get(node, ()):
+                w = edge_weight(edge, weights)
+                if w <= 0:
+                    continue
+                for value, origin in offers:
+                    if origin != other:
+                        _offer(nxt.setdefault(other, []), value * w * hop_decay, origin)
+        for node, offers in nxt.items():
+            if node in received and offers[0][0] > received[node]:
+                received[node] = offers[0][0]
+        current = nxt
+    return received
+
+
+def _offer(best: list[tuple[float, str]], value: float, origin: str) -> None:
+    """Keep the two best offers with distinct origins, best first."""
+    for i, (v, o) in enumerate(best):
+        if o == origin:
+            if value > v:
+                best[i] = (value, origin)
+                best.sort(key=lambda x: -x[0])
+            return
+    best.append((value, origin))
+    best.sort(key=lambda x: -x[0])
+    del best[2:]

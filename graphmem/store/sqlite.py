@@ -210,9 +210,9 @@ class SQLiteStore:
         if not batch:
             return
         ns = batch.namespace
-        for m in batch.memories:
-            if m.namespace != ns:
-                raise StoreError("a write batch spans one namespace")
+        if any(m.namespace != ns for m in batch.memories) or any(
+                e.namespace != ns for e in batch.edges):
+            raise StoreError("a write batch spans one namespace")
         with self._lock:
             adj = self._adj.get(ns, {})
             dropped: set[EdgeKey] = set(batch.delete_edges)

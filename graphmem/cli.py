@@ -1,0 +1,289 @@
+"""The ``graphmem`` console script. Errors exit non-zero with one line on stderr."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from graphmem.errors import GraphMemError
+from graphmem.memory import GraphMemory
+
+F = TypeVar("F", bound=Callable[..., Any])
+DEFAULT_DATA = "./graphmem-data"
+
+data_option = click.option("--data", "data", default=DEFAULT_DATA, show_default=True,
+                           type=click.Path(file_okay=False, path_type=Path),
+                           help="data folder of the embedded store")
+ns_option = click.option("--namespace", "-n", default="default", show_default=True,
+                         help="namespace (tenant) to work in")
+json_option = click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+
+
+def _fail(message: str) -> None:
+    click.echo(f"graphmem: error: {message}", err=True)
+    sys.exit(1)
+
+
+def handles_errors(fn: F) -> F:
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except GraphMemError as exc:
+            _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        except (OSError, json.JSONDecodeError) as exc:
+            _fail(str(exc).splitlines()[0])
+    return wrapper  # type: ignore[return-value]
+
+
+def _echo_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, ensure_ascii=False, indent=None, default=str))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-v", "--verbose", count=True, help="log more (-v info, -vv debug)")
+def main(verbose: int) -> None:
+    """graphmem: long-term memory for LLM agents, backed by a property graph."""
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+
+
+@main.command()
+@data_option
+@ns_option
+@json_option
+@click.argument("content")
+@click.option("--importance", type=float, default=0.5, show_default=True)
+@click.option("--tier", type=click.Choice(["fast", "medium", "slow", "glacial"]))
+@click.option("--session", "session_id", help="session / episode id (adds FOLLOWS edges)")
+@click.option("--source", help="who said it (speaker / agent)")
+@click.option("--topic")
+@click.option("--meta", multiple=True, metavar="KEY=VALUE", help="metadata, repeatable")
+@click.option("--relate", "relations", multiple=True, metavar="TYPE:ID",
+              help="relation from the new memory, e.g. CAUSES:<id>; repeatable")
+@handles_errors
+def store(data: Path, namespace: str, as_json: bool, content: str, importance: float,
+          tier: str | None, session_id: str | None, source: str | None, topic: str | None,
+          meta: tuple[str, ...], relations: tuple[str, ...]) -> None:
+    """Store one memory."""
+    metadata = {}
+    for item in meta:
+        key, sep, value = item.partition("=")
+        if not sep:
+            _fail(f"--meta needs KEY=VALUE, got {item!r}")
+        metadata[key] = value
+    rels = []
+    for item in relations:
+        rtype, sep, target = item.partition(":")
+        if not sep:
+            _fail(f"--relate needs TYPE:ID, got {item!r}")
+        rels.append((rtype, target))
+    with GraphMemory.open(data) as mem:
+        m = mem.store(content, namespace=namespace, importance=importance, tier=tier,
+                      session_id=session_id, source=source, topic=topic, metadata=metadata,
+                      relations=rels)
+    if as_json:
+        _echo_json(m.to_dict())
+    else:
+        click.echo(f"{m.id}  [{m.tier.value}] {m.content[:70]}")
+
+
+@main.command()
+@data_option
+@ns_option
+@json_option
+@click.argument("query")
+@click.option("--limit", "-k", type=int, default=10, show_default=True)
+@click.option("--depth", type=int, default=None, help="walk depth 0..2")
+@click.option("--strategy", type=click.Choice(["weighted", "fast_first", "comprehensive"]))
+@click.option("--tier", "tiers", multiple=True,
+              type=click.Choice(["fast", "medium", "slow", "glacial"]))
+@click.option("--min-similarity", type=float, default=None)
+@click.option("--index", "index_only", is_flag=True, help="compact previews only")
+@handles_errors
+def search(data: Path, namespace: str, as_json: bool, query: str, limit: int,
+           depth: int | None, strategy: str | None, tiers: tuple[str, ...],
+           min_similarity: float | None, index_only: bool) -> None:
+    """Retrieve memories for a query (full pipeline), with score terms and paths."""
+    opts: dict[str, Any] = {"limit": limit, "depth": depth, "strategy": strategy,
+                            "tiers": list(tiers) or None, "min_similarity": min_similarity}
+    with GraphMemory.open(data) as mem:
+        if index_only:
+            entries = mem.search_index(query, namespace=namespace, **opts)
+            if as_json:
+                _echo_json([e.to_dict() for e in entries])
+            for e in entries if not as_json else ():
+                click.echo(f"{e.score:7.3f}  {e.id}  [{e.tier.value}] ~{e.token_estimate} tok  "
+                           f"{e.preview}")
+            return
+        results = mem.retrieve(query, namespace=namespace, **opts)
+    if as_json:
+        _echo_json([r.to_dict() for r in results])
+        return
+    if not results:
+        click.echo("no results")
+    for r in results:
+        flag = "  DISPUTED" if r.disputed else ""
+        click.echo(f"{r.score:7.3f}  [{r.memory.tier.value}] {r.memory.content[:90]}{flag}")
+        click.echo(f"         id {r.memory.id}  via {r.path}")
+        click.echo("         " + "  ".join(f"{k}={v:.3f}" for k, v in r.terms.items() if v))
+
+
+@main.command()
+@data_option
+@ns_option
+@json_option
+@click.argument("memory_id")
+@handles_errors
+def show(data: Path, namespace: str, as_json: bool, memory_id: str) -> None:
+    """Show one memory with its relations."""
+    with GraphMemory.open(data) as mem:
+        m = mem.get(memory_id, namespace=namespace)
+        rels = mem.relations(memory_id, namespace=namespace)
+    if as_json:
+        _echo_json({"memory": m.to_dict(), "relations": [r.to_dict() for r in rels]})
+        return
+    for key, value in m.to_dict().items():
+        click.echo(f"{key:>17}: {value}")
+    for r in rels:
+        other, arrow = ((r.target_id, f"-[{r.type.value}]->") if r.source_id == memory_id
+                        else (r.source_id, f"<-[{r.type.value}]-"))
+        score = f" score={r.score:.3f}" if r.score is not None else ""
+        click.echo(f"  {arrow} {other} ({r.source.value}{score})")
+
+
+@main.command()
+@data_option
+@ns_option
+@json_option
+@click.argument("source_id")
+@click.argument("type")
+@click.argument("target_id")
+@click.option("--score", type=float, default=None)
+@click.option("--delete", is_flag=True, help="remove the relation instead")
+@handles_errors
+def relate(data: Path, namespace: str, as_json: bool, source_id: str, type: str,
+           target_id: str, score: float | None, delete: bool) -> None:
+    """Relate two memories: SOURCE_ID TYPE TARGET_ID (CAUSES, REFERENCES, SIMILAR_TO,
+    CONTRADICTS)."""
+    with GraphMemory.open(data) as mem:
+        if delete:
+            mem.unrelate(source_id, target_id, type, namespace=namespace)
+            out: dict[str, Any] = {"deleted": True, "source_id": source_id, "type": type.upper(),
+                                   "target_id": target_id}
+        else:
+            out = mem.relate(source_id, target_id, type, namespace=namespace,
+                             score=score).to_dict()
+    if as_json:
+        _echo_json(out)
+    else:
+        verb = "removed" if delete else "related"
+        click.echo(f"{verb}: {source_id} -[{type.upper()}]-> {target_id}")
+
+
+@main.command()
+@data_option
+@ns_option
+@json_option
+@handles_errors
+def stats(data: Path, namespace: str, as_json: bool) -> None:
+    """Counts by tier, status, kind and edge type."""
+    with GraphMemory.open(data) as mem:
+        s = mem.stats(namespace=namespace)
+    if as_json:
+        _echo_json(s)
+        return
+    click.echo(f"namespace {s['namespace']}: {s['memories']} memories")
+    for group in ("tiers", "statuses", "kinds", "edges"):
+        click.echo(f"  {group:>8}: " + "  ".join(f"{k}={v}" for k, v in s[group].items()))
+
+
+def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    with (sys.stdin if str(path) == "-" else path.open(encoding="utf-8")) as fh:
+        for n, line in enumerate(fh, start=1):
+            if line.strip():
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise json.JSONDecodeError(f"line {n}: {exc.msg}", exc.doc, exc.pos) from None
+                if not isinstance(rec, dict):
+                    _fail(f"line {n}: not a JSON object")
+                yield rec
+
+
+@main.command("import")
+@data_option
+@ns_option
+@json_option
+@click.argument("path", type=click.Path(path_type=Path, allow_dash=True))
+@click.option("--batch", "batch_size", type=int, default=1000, show_default=True)
+@handles_errors
+def import_(data: Path, namespace: str, as_json: bool, path: Path, batch_size: int) -> None:
+    """Import JSONL records (as written by export; memories without embedding are embedded).
+
+    Plain lines with just {"content": ...} are stored as new memories."""
+    from tqdm import tqdm
+
+    if str(path) != "-" and not path.exists():
+        _fail(f"no such file: {path}")
+    with GraphMemory.open(data) as mem, tqdm(unit="rec", disable=as_json, file=sys.stderr) as bar:
+        n_mem, n_edges = _import(mem, _read_jsonl(path), namespace, batch_size, bar.update)
+    if as_json:
+        _echo_json({"memories": n_mem, "edges": n_edges})
+    else:
+        click.echo(f"imported {n_mem} memories and {n_edges} edges into {namespace}")
+
+
+def _import(mem: GraphMemory, records: Iterator[dict[str, Any]], namespace: str,
+            batch_size: int, progress: Callable[[int], None]) -> tuple[int, int]:
+    """Exported records are written as they are; plain {"content": ...} lines are stored."""
+    first = next(records, None)
+    if first is None:
+        return 0, 0
+    stream = itertools.chain([first], records)
+    if "record" in first:
+        return mem.import_records(stream, namespace=namespace, batch_size=batch_size,
+                                  progress=progress)
+    count = 0
+    for chunk in itertools.batched(stream, batch_size):
+        count += len(mem.store_many(list(chunk), namespace=namespace))
+        progress(len(chunk))
+    return count, 0
+
+
+@main.command()
+@data_option
+@ns_option
+@click.argument("path", type=click.Path(path_type=Path, allow_dash=True), default="-")
+@handles_errors
+def export(data: Path, namespace: str, path: Path) -> None:
+    """Export a namespace as JSONL (memories with embeddings, then edges)."""
+    with GraphMemory.open(data) as mem:
+        if str(path) == "-":
+            n = mem.export_jsonl(sys.stdout, namespace=namespace)
+        else:
+            with path.open("w", encoding="utf-8") as fh:
+                n = mem.export_jsonl(fh, namespace=namespace)
+    click.echo(f"exported {n} records", err=True)
+
+
+@main.command()
+@data_option
+@handles_errors
+def demo(data: Path) -> None:
+    """Store a small realistic memory set with relations, retrieve, print terms and paths."""
+    from graphmem.demo import run_demo
+
+    run_demo(data, click.echo)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,281 @@
+"""The store port's contract, run against every adapter (``store`` fixture params)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphmem.errors import StoreError
+from graphmem.models import Memory, Relation, RelationType, Status, Tier
+from graphmem.store.base import MemoryStore, WriteBatch
+from graphmem.store.sqlite import SQLiteStore
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+DIM = 384
+NS = "contract"
+
+
+def vec(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def memory(i: int, *, ns: str = NS, session: str | None = None, tier: Tier = Tier.MEDIUM,
+           status: Status = Status.ACTIVE, keywords: str = "", minutes: int | None = None,
+           context: bool = False) -> Memory:
+    at = T0 + timedelta(minutes=i if minutes is None else minutes)
+    return Memory(id=f"m{i}", namespace=ns, content=f"memory {i}", tier=tier, status=status,
+                  created_at=at, updated_at=at, last_accessed_at=at, session_id=session,
+                  content_hash=f"h{i}", embedding=vec(i), keywords=keywords or f"memori w{i}",
+                  context_keywords="", context_embedding=vec(1000 + i) if context else None,
+                  metadata={"i": i})
+
+
+def edge(a: str, b: str, t: RelationType = RelationType.CAUSES, ns: str = NS,
+         score: float | None = None) -> Relation:
+    return Relation(a, b, t, ns, score, T0)
+
+
+def open_sqlite(tmp_path: Path) -> MemoryStore:
+    s = SQLiteStore(tmp_path / "sqlite", dim=DIM)
+    s.open()
+    return s
+
+
+ADAPTERS = {"sqlite": open_sqlite}
+
+
+@pytest.fixture(params=sorted(ADAPTERS))
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
+    s = ADAPTERS[request.param](tmp_path)
+    yield s
+    s.close()
+
+
+def test_apply_then_get_round_trips_every_field(store: MemoryStore) -> None:
+    m = memory(1, session="s1", context=True)
+    m.pinned, m.surprise_score, m.source, m.topic = True, 0.25, "alice", "ops"
+    m.last_promoted_at = T0 + timedelta(hours=3)
+    store.apply(WriteBatch(NS, memories=[m]))
+    got = store.get_memories(NS, ["m1", "missing"], embeddings=True)
+    assert set(got) == {"m1"}
+    g = got["m1"]
+    for field in ("id", "namespace", "content", "kind", "tier", "base_importance", "pinned",
+                  "created_at", "updated_at", "last_accessed_at", "last_promoted_at",
+                  "surprise_score", "source", "topic", "session_id", "metadata", "status",
+                  "content_hash", "keywords"):
+        assert getattr(g, field) == getattr(m, field), field
+    assert np.allclose(g.embedding, m.embedding)
+    assert np.allclose(g.context_embedding, m.context_embedding)
+    assert store.get_memories(NS, ["m1"])["m1"].embedding is None
+
+
+def test_namespaces_are_isolated(store: MemoryStore) -> None:
+    store.apply(WriteBatch(NS, memories=[memory(1)]))
+    store.apply(WriteBatch("other", memories=[memory(2, ns="other")]))
+    assert store.get_memories("other", ["m1"]) == {}
+    assert [i for i, _ in store.vector_topk("other", vec(1), 5)] == ["m2"]
+    assert store.keyword_topk("other", ["w1"], 5) == []
+    assert sorted(store.namespaces()) == ["contract", "other"]
+
+
+def test_failed_batch_writes_nothing(store: MemoryStore) -> None:
+    store.apply(WriteBatch(NS, memories=[memory(1)]))
+    bad = memory(2)
+    bad.namespace = "elsewhere"
+    with pytest.raises(StoreError):
+        store.apply(WriteBatch(NS, memories=[memory(3), bad], edges=[edge("m1", "m3")]))
+    assert set(store.get_memories(NS, ["m1", "m2", "m3"])) == {"m1"}
+    assert store.edges_of(NS, ["m1"]) == []
+    assert [i for i, _ in store.vector_topk(NS, vec(3), 5)] == ["m1"]
+
+
+def test_upsert_replaces_and_keeps_indexes_in_step(store: MemoryStore) -> None:
+    store.apply(WriteBatch(NS, memories=[memory(1, keywords="alpha")]))
+    changed = memory(1, keywords="beta", tier=Tier.FAST)
+    changed.content = "changed"
+    changed.embedding = vec(99)
+    store.apply(WriteBatch(NS, memories=[changed]))
+    assert store.get_memories(NS, ["m1"])["m1"].content == "changed"
+    assert store.keyword_topk(NS, ["alpha"], 5) == []
+    assert [i for i, _ in store.keyword_topk(NS, ["beta"], 5)] == ["m1"]
+    top = store.vector_topk(NS, vec(99), 1)
+    assert top[0][0] == "m1" and top[0][1] == pytest.approx(1.0, abs=1e-5)
+    assert store.vector_topk(NS, vec(99), 1, tiers=[Tier.MEDIUM]) == []
+
+
+def test_vector_topk_orders_and_filters(store: MemoryStore) -> None:
+    ms = [memory(i, tier=Tier.FAST if i % 2 else Tier.SLOW) for i in range(20)]
+    ms[3].status = Status.ARCHIVED
+    store.apply(WriteBatch(NS, memories=ms))
+    q = vec(5) + 0.5 * vec(7)
+    top = store.vector_topk(NS, q, 3)
+    assert [i for i, _ in top][:2] == ["m5", "m7"]
+    assert top[0][1] >= top[1][1] >= top[2][1]
+    assert all(i != "m3" for i, _ in store.vector_topk(NS, vec(3), 20))
+    archived = store.vector_topk(NS, vec(3), 1, statuses=[Status.ARCHIVED])
+    assert archived[0][0] == "m3"
+    fast = store.vector_topk(NS, q, 20, tiers=[Tier.FAST])
+    assert fast and all(int(i[1:]) % 2 for i, _ in fast)
+    many = store.vector_topk_many(NS, np.stack([vec(5), vec(8)]), 2)
+    assert [row[0][0] for row in many] == ["m5", "m8"]
+
+
+def test_context_field_only_ranks_memories_with_context(store: MemoryStore) -> None:
+    store.apply(WriteBatch(NS, memories=[memory(1, context=True), memory(2)]))
+    got = store.vector_topk(NS, vec(1001), 5, field="context")
+    assert [i for i, _ in got] == ["m1"]
+
+
+def test_keyword_topk_and_field_scores(store: MemoryStore) -> None:
+    a = memory(1, keywords="deploy fail migrat")
+    b = memory(2, keywords="deploy")
+    c = memory(3, keywords="tea coffe")
+    c.context_keywords = "deploy tea"
+    store.apply(WriteBatch(NS, memories=[a, b, c]))
+    top = store.keyword_topk(NS, ["deploy", "migrat"], 10)
+    assert top[0][0] == "m1" and {i for i, _ in top} == {"m1", "m2", "m3"}
+    assert all(s > 0 for _, s in top)
+    scores = store.keyword_scores(NS, ["deploy", "migrat"], ["m1", "m2", "m3"])
+    assert scores["m1"][0] > scores["m2"][0] > 0
+    assert scores["m3"][0] == 0 and scores["m3"][1] > 0
+    assert store.keyword_topk(NS, [], 10) == []
+    assert store.keyword_topk(NS, ['quote"s', "or", "AND"], 10) == []  # no syntax errors
+
+
+def test_edges_neighbourhood_and_delete_cascade(store: MemoryStore) -> None:
+    store.apply(WriteBatch(NS, memories=[memory(i) for i in range(6)],
+                           edges=[edge("m0", "m1"), edge("m1", "m2", RelationType.REFERENCES),
+                                  edge("m2", "m3"),
+                                  edge("m4", "m0", RelationType.SIMILAR_TO, score=0.8)]))
+    keys = {e.key for e in store.neighbourhood(NS, ["m0"], 1)}
+    assert keys == {("m0", "m1", RelationType.CAUSES), ("m4", "m0", RelationType.SIMILAR_TO)}
+    two = {e.key for e in store.neighbourhood(NS, ["m0"], 2)}
+    assert ("m1", "m2", RelationType.REFERENCES) in two
+    assert ("m2", "m3", RelationType.CAUSES) not in two
+    only = store.neighbourhood(NS, ["m0"], 2, types=[RelationType.CAUSES])
+    assert {e.key for e in only} == {("m0", "m1", RelationType.CAUSES)}
+    sim = [e for e in store.edges_of(NS, ["m4"]) if e.type is RelationType.SIMILAR_TO]
+    assert sim[0].score == pytest.approx(0.8)
+    store.apply(WriteBatch(NS, delete_memories=["m1"]))
+    assert store.edges_of(NS, ["m1"]) == []
+    assert {e.key for e in store.edges_of(NS, ["m0", "m2"])} == {
+        ("m2", "m3", RelationType.CAUSES), ("m4", "m0", RelationType.SIMILAR_TO)}
+    assert store.counts(NS).edges == {RelationType.CAUSES: 1, RelationType.SIMILAR_TO: 1}
+    assert store.get_memories(NS, ["m1"]) == {}
+    assert store.vector_topk(NS, vec(1), 1)[0][0] != "m1"
+    store.apply(WriteBatch(NS, delete_edges=[("m4", "m0", RelationType.SIMILAR_TO)]))
+    assert store.edges_of(NS, ["m4"]) == []
+
+
+def test_edge_upsert_is_idempotent(store: MemoryStore) -> None:
+    store.apply(WriteBatch(NS, memories=[memory(1), memory(2)]))
+    store.apply(WriteBatch(NS, edges=[edge("m1", "m2", RelationType.SIMILAR_TO, score=0.5)]))
+    store.apply(WriteBatch(NS, edges=[edge("m1", "m2", RelationType.SIMILAR_TO, score=0.7)]))
+    edges = store.edges_of(NS, ["m1"])
+    assert len(edges) == 1 and edges[0].score == pytest.approx(0.7)
+    assert store.counts(NS).edges == {RelationType.SIMILAR_TO: 1}
+
+
+def test_find_by_hash_sees_active_only(store: MemoryStore) -> None:
+    store.apply(WriteBatch(NS, memories=[memory(1), memory(2, status=Status.ARCHIVED)]))
+    assert store.find_by_hash(NS, ["h1", "h2", "h9"]) == {"h1": "m1"}
+
+
+def test_session_members_and_time_window(store: MemoryStore) -> None:
+    same_time = [memory(i, session="s", minutes=0) for i in range(4)]
+    other = [memory(10 + i, minutes=1 + i) for i in range(3)]
+    store.apply(WriteBatch(NS, memories=[*same_time, *other]))
+    members = store.session_members(NS, "s")
+    assert [m for m, _ in members] == ["m0", "m1", "m2", "m3"]  # ties: insertion order
+    before, after = store.time_window(NS, same_time[1], before=5, after=1, session_only=True)
+    assert [m.id for m in before] == ["m0"]
+    assert [m.id for m in after] == ["m2"]
+    _, after_all = store.time_window(NS, same_time[3], before=0, after=5, session_only=False)
+    assert [m.id for m in after_all] == ["m10", "m11", "m12"]
+
+
+def test_touch_is_one_batched_bookkeeping_write(store: MemoryStore) -> None:
+    store.apply(WriteBatch(NS, memories=[memory(1), memory(2)]))
+    at = T0 + timedelta(days=2)
+    store.touch(NS, ["m1", "m2"], at)
+    store.touch(NS, ["m1"], at)
+    got = store.get_memories(NS, ["m1", "m2"])
+    assert got["m1"].access_count == 2 and got["m2"].access_count == 1
+    assert got["m1"].last_accessed_at == at
+    assert store.vector_topk(NS, vec(1), 1)[0][0] == "m1"  # still indexed after the SET
+
+
+def test_counts_and_iteration(store: MemoryStore) -> None:
+    ms = [memory(i, tier=Tier.FAST if i < 3 else Tier.SLOW) for i in range(7)]
+    store.apply(WriteBatch(NS, memories=ms, edges=[edge("m0", "m1"), edge("m1", "m2")]))
+    counts = store.counts(NS)
+    assert counts.memories[(Tier.FAST, Status.ACTIVE, "memory")] == 3
+    assert counts.memories[(Tier.SLOW, Status.ACTIVE, "memory")] == 4
+    assert counts.edges == {RelationType.CAUSES: 2}
+    pages = list(store.iter_memories(NS, page=3))
+    assert [len(p) for p in pages] == [3, 3, 1]
+    assert [m.id for p in pages for m in p] == [f"m{i}" for i in range(7)]
+    assert all(m.embedding is not None for p in pages for m in p)
+    assert sum(len(p) for p in store.iter_edges(NS, page=1)) == 2
+
+
+def test_lease_excludes_other_owners_until_expiry(store: MemoryStore) -> None:
+    until = T0 + timedelta(minutes=5)
+    assert store.acquire_lease("consolidation", "a", until, T0)
+    assert not store.acquire_lease("consolidation", "b", until, T0 + timedelta(minutes=1))
+    assert store.acquire_lease("consolidation", "a", until + timedelta(minutes=5), T0)
+    assert store.acquire_lease("consolidation", "b", T0 + timedelta(hours=1),
+                               T0 + timedelta(minutes=11))
+    store.release_lease("consolidation", "b")
+    assert store.acquire_lease("consolidation", "c", until, T0)
+
+
+def test_ping(store: MemoryStore) -> None:
+    store.ping()
+
+
+def test_sqlite_caches_rebuilt_on_reopen(tmp_path: Path) -> None:
+    s = open_sqlite(tmp_path)
+    s.apply(WriteBatch(NS, memories=[memory(i) for i in range(5)],
+                       edges=[edge("m0", "m1")]))
+    s.close()
+    s = open_sqlite(tmp_path)
+    try:
+        assert s.vector_topk(NS, vec(4), 1)[0][0] == "m4"
+        assert {e.key for e in s.neighbourhood(NS, ["m0"], 1)} == {
+            ("m0", "m1", RelationType.CAUSES)}
+    finally:
+        s.close()
+
+
+def test_sqlite_refuses_newer_schema(tmp_path: Path) -> None:
+    from graphmem.errors import SchemaVersionError
+
+    s = open_sqlite(tmp_path)
+    s.conn.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+    s.close()
+    with pytest.raises(SchemaVersionError):
+        open_sqlite(tmp_path)
+
+
+def test_sqlite_migration_hook_runs_missing_steps(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphmem.store import sqlite_schema
+
+    open_sqlite(tmp_path).close()
+    ran: list[int] = []
+    monkeypatch.setitem(sqlite_schema.MIGRATIONS, 1, lambda conn: ran.append(1))
+    monkeypatch.setattr(sqlite_schema, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr("graphmem.store.sqlite.migrate",
+                        lambda conn: sqlite_schema.migrate(conn, 2))
+    s = open_sqlite(tmp_path)
+    try:
+        assert ran == [1]
+        assert sqlite_schema.current_version(s.conn) == 2
+    finally:
+        s.close()
