@@ -253,8 +253,8 @@ def _import(mem: GraphMemory, records: Iterator[dict[str, Any]], namespace: str,
         return mem.import_records(stream, namespace=namespace, batch_size=batch_size,
                                   progress=progress)
     count = 0
-    for chunk in itertools.batched(stream, batch_size):
-        count += len(mem.store_many(list(chunk), namespace=namespace))
+    while chunk := list(itertools.islice(stream, batch_size)):
+        count += len(mem.store_many(chunk, namespace=namespace))
         progress(len(chunk))
     return count, 0
 

@@ -56,7 +56,8 @@ def _load(name_or_path: str, device: str) -> Any:
                 log.info("loading embedding model from %s", name_or_path)
                 model = SentenceTransformer(name_or_path, device=device, local_files_only=True)
             except Exception as exc:
-                raise EmbeddingError(f"cannot load embedding model {name_or_path!r}: {exc}") from exc
+                raise EmbeddingError(
+                    f"cannot load embedding model {name_or_path!r}: {exc}") from exc
             _MODELS[key] = model
         return model
 

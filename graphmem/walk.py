@@ -77,7 +77,7 @@ def bounded_walk(
         if room <= 0:
             break
         ranked = sorted(layer.items(), key=lambda kv: -kv[1].score)
-        accepted = {}
+        accepted: dict[str, Reached] = {}
         for node, reached in ranked:
             if node in best or len(accepted) < room:
                 accepted[node] = reached

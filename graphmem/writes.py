@@ -4,6 +4,7 @@ one ``WriteBatch`` that the store applies atomically. Nothing is written when an
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -50,7 +51,7 @@ class SessionPlan:
 
 def plan_session(order: Sequence[str], existing_follows: Sequence[tuple[str, str]]) -> SessionPlan:
     """Diff the FOLLOWS chain ``order`` implies against the edges that exist (pure)."""
-    want = set(zip(order, order[1:], strict=False))
+    want = set(itertools.pairwise(order))
     have = set(existing_follows)
     plan = SessionPlan(add=sorted(want - have, key=lambda p: order.index(p[0])),
                        remove=sorted(have - want))
@@ -251,7 +252,8 @@ class Writer:
         wc = self.config.write
         if not fresh:
             return []
-        vecs = np.stack([it.memory.embedding for it in fresh if it.memory is not None])
+        vecs = np.stack([it.memory.embedding for it in fresh
+                         if it.memory is not None and it.memory.embedding is not None])
         hits = self.store.vector_topk_many(ns, vecs, wc.similar_k)
         inner = vecs @ vecs.T
         out: dict[EdgeKey, Relation] = {}

@@ -108,10 +108,7 @@ class VectorIndex:
         if candidates.size == 0:
             return []
         sub = scores[candidates]
-        if k < sub.size:
-            part = np.argpartition(-sub, k)[:k]
-        else:
-            part = np.arange(sub.size)
+        part = np.argpartition(-sub, k)[:k] if k < sub.size else np.arange(sub.size)
         order = part[np.argsort(-sub[part], kind="stable")]
         return [(self.ids[int(candidates[i])], float(sub[i])) for i in order]
 

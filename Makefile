@@ -1,0 +1,40 @@
+# One entry point for people and CI. Every target sets itself up on a fresh machine.
+PYTHON ?= python3.11
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+DATA ?= ./graphmem-data
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: install demo test test-all lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# CPU torch first: a bare torch requirement would pull a multi-GB CUDA build
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)  ## store a small memory set with relations, retrieve, print terms and paths
+	rm -rf $(DATA)/demo-run
+	$(VENV)/bin/graphmem demo --data $(DATA)/demo-run
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+test: $(STAMP) lint  ## lint + the default test suite (slow tests deselected)
+	$(PY) -m pytest -m "not slow" -q
+
+test-all: $(STAMP) lint
+	$(PY) -m pytest -q
+
+bench: $(STAMP)  ## write throughput, retrieval latency, RSS and disk (10k memories)
+	$(PY) -m bench scale --n 10000 --out bench/results/scale-10k.json
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

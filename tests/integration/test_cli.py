@@ -1,0 +1,79 @@
+"""The ``graphmem`` console script, run as a user runs it (a real subprocess, real model)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.model
+GM = shutil.which("graphmem", path=str(Path(sys.executable).parent)) or shutil.which("graphmem")
+
+
+def gm(*args: str, ok: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
+    assert GM, "the graphmem console script is not installed"
+    out = subprocess.run([GM, *args], capture_output=True, text=True, input=stdin,
+                         timeout=240)
+    if ok:
+        assert out.returncode == 0, out.stderr
+    return out
+
+
+def test_cli_end_to_end(tmp_path: Path) -> None:
+    data, copy = str(tmp_path / "data"), str(tmp_path / "copy")
+    lines = [{"content": "The deploy failed because the migration locked the users table",
+              "importance": 0.8, "session_id": "s1", "source": "ops"},
+             {"content": "We split migrations into batches", "session_id": "s1"},
+             {"content": "Alice prefers tea in the morning", "metadata": {"kind": "pref"}}]
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    got = json.loads(gm("import", "--data", data, "-n", "ops", str(src), "--json").stdout)
+    assert got == {"memories": 3, "edges": 0}
+
+    new = json.loads(gm("store", "--data", data, "-n", "ops", "--json", "--importance", "0.9",
+                        "--relate", "REFERENCES:" + "x" * 3, "Runbook for deploys",
+                        ok=False).stdout or "{}")
+    assert new == {}  # relation to a missing id: refused, nothing written
+    stored = json.loads(gm("store", "--data", data, "-n", "ops", "--json", "--importance",
+                           "0.9", "Runbook: run migrations off-peak").stdout)
+    assert stored["tier"] == "fast"
+
+    hits = json.loads(gm("search", "--data", data, "-n", "ops", "--json",
+                         "why did the deploy fail").stdout)
+    first = hits[0]
+    assert first["memory"]["content"].startswith("The deploy failed")
+    assert {"semantic", "keyword", "graph"} <= set(first["terms"])
+    assert first["path"]["text"] == "seed"
+    deploy_id = first["memory"]["id"]
+    out = gm("relate", "--data", data, "-n", "ops", stored["id"], "references", deploy_id)
+    assert "REFERENCES" in out.stdout
+    shown = json.loads(gm("show", "--data", data, "-n", "ops", "--json", deploy_id).stdout)
+    types = {r["type"] for r in shown["relations"]}
+    assert {"FOLLOWS", "REFERENCES"} <= types
+    stats = json.loads(gm("stats", "--data", data, "-n", "ops", "--json").stdout)
+    assert stats["memories"] == 4 and stats["edges"]["FOLLOWS"] == 1
+
+    export = tmp_path / "export.jsonl"
+    gm("export", "--data", data, "-n", "ops", str(export))
+    gm("import", "--data", copy, "-n", "ops", str(export))
+    again = gm("export", "--data", copy, "-n", "ops").stdout
+    assert again == export.read_text()  # every memory and edge, exactly
+    assert len(again.splitlines()) == 4 + sum(stats["edges"].values())
+
+
+def test_cli_errors_are_one_line_and_non_zero(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    for args in (["store", "--data", data, ""],
+                 ["store", "--data", data, "-n", "not a namespace", "hello"],
+                 ["show", "--data", data, "no-such-id"],
+                 ["search", "--data", data, "--limit", "0", "x"],
+                 ["import", "--data", data, str(tmp_path / "missing.jsonl")]):
+        out = gm(*args, ok=False)
+        assert out.returncode != 0, args
+        err = [line for line in out.stderr.splitlines() if line.startswith("graphmem: error")]
+        assert len(err) == 1, out.stderr
+    assert "Usage" in gm("--help").stdout
