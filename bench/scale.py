@@ -1,0 +1,246 @@
+"""Scale benchmark: write throughput, retrieval latency at depth 0/1/2, RSS, disk, start-up.
+
+Stores N synthetic memories (sessions, FOLLOWS and SIMILAR_TO edges, realistic text) in a
+fresh data folder and measures:
+- embedding throughput of the model (memories and their context texts);
+- write throughput without embedding (vectors precomputed) for all N, and with embedding on a
+  subset (the real model in the loop);
+- retrieve latency p50/p95/p99 at depth 0, 1 and 2, with and without the query embedding;
+- resident memory, disk use and the time to reopen the store.
+``--embeddings random`` swaps the model for seeded random vectors (store costs only; use it for
+100k runs on 2 cores, where embedding alone would take ~25 minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench import synthetic
+from graphmem import GraphMemory
+from graphmem.embedding import Embedder, SentenceTransformerEmbedder
+from graphmem.writes import context_text
+
+
+class RandomEmbedder:
+    """Seeded random unit vectors per text: no model cost, stable across calls."""
+
+    dim = 384
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            seed = int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest(), "little")
+            v = np.random.default_rng(seed).standard_normal(self.dim)
+            out[i] = v / np.linalg.norm(v)
+        return out
+
+
+class PrecomputedEmbedder:
+    """Serves vectors computed beforehand; falls back to the wrapped embedder on a miss."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.dim = inner.dim
+        self.table: dict[str, np.ndarray] = {}
+        self.misses = 0
+
+    def fill(self, texts: Sequence[str], batch: int = 256) -> float:
+        todo = [t for t in dict.fromkeys(texts) if t not in self.table]
+        start = time.perf_counter()
+        for i in range(0, len(todo), batch):
+            chunk = todo[i:i + batch]
+            for t, v in zip(chunk, self.inner.embed(chunk), strict=True):
+                self.table[t] = v
+        return time.perf_counter() - start
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in texts if t not in self.table]
+        if missing:
+            self.misses += len(missing)
+            for t, v in zip(missing, self.inner.embed(missing), strict=True):
+                self.table[t] = v
+        return np.stack([self.table[t] for t in texts]) if texts else np.zeros((0, self.dim))
+
+
+class Switch:
+    """An embedder whose implementation the benchmark swaps between phases."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.dim = inner.dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed(texts)
+
+
+def _pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    k = (len(xs) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def _latency(xs: list[float]) -> dict[str, float]:
+    ms = [x * 1000 for x in xs]
+    return {"p50_ms": round(_pct(ms, 50), 2), "p95_ms": round(_pct(ms, 95), 2),
+            "p99_ms": round(_pct(ms, 99), 2), "mean_ms": round(statistics.fmean(ms), 2)}
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _disk_mb(folder: Path) -> float:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20
+
+
+def _context_texts(records: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for prev, cur in zip(records, records[1:], strict=False):
+        if prev["session_id"] == cur["session_id"]:
+            out.append(context_text(str(prev["content"]), str(cur["content"])))
+    return out
+
+
+def run_scale(n: int, *, embeddings: str = "real", queries: int = 200, batch: int = 1000,
+              with_embedding_subset: int = 2000, folder: Path | None = None,
+              progress: Any = print) -> dict[str, Any]:
+    base: Embedder = SentenceTransformerEmbedder() if embeddings == "real" else RandomEmbedder()
+    tmp = Path(tempfile.mkdtemp(prefix="graphmem-bench-")) if folder is None else folder
+    data = tmp / "data"
+    records = synthetic.records(n)
+    qs = synthetic.queries(queries)
+    pre = PrecomputedEmbedder(base)
+    base.embed(["warm up"])
+    texts = [str(r["content"]) for r in records]
+    ctx = _context_texts(records)
+    progress(f"embedding {len(texts)} memories + {len(ctx)} context texts ({embeddings}) ...")
+    t_embed = pre.fill(texts + ctx)
+    result: dict[str, Any] = {
+        "n": n, "embeddings": embeddings,
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                    "python": platform.python_version()},
+        "embed": {"texts": len(texts) + len(ctx),
+                  "texts_per_s": round((len(texts) + len(ctx)) / t_embed, 1)},
+    }
+    progress(f"writing {n} memories in batches of {batch} (vectors precomputed) ...")
+    switch = Switch(pre)
+    mem = GraphMemory.open(data, embedder=switch)
+    start = time.perf_counter()
+    for i in range(0, n, batch):
+        mem.store_many(records[i:i + batch], namespace="bench")
+    t_write = time.perf_counter() - start
+    stats = mem.stats(namespace="bench")
+    result["write"] = {"batch": batch, "seconds": round(t_write, 2),
+                       "memories_per_s_without_embedding": round(n / t_write, 1),
+                       "edges": stats["edges"], "misses": pre.misses}
+    if embeddings == "real" and with_embedding_subset > 0:
+        subset = synthetic.records(min(n, with_embedding_subset), seed=7)
+        switch.inner = base
+        start = time.perf_counter()
+        for i in range(0, len(subset), batch):
+            mem.store_many(subset[i:i + batch], namespace="bench-embedded")
+        t = time.perf_counter() - start
+        result["write"]["memories_per_s_with_embedding"] = round(len(subset) / t, 1)
+        result["write"]["with_embedding_subset"] = len(subset)
+        switch.inner = pre
+    mem.close()
+
+    start = time.perf_counter()
+    mem = GraphMemory.open(data, embedder=switch)
+    result["startup_s"] = round(time.perf_counter() - start, 3)
+    qpre = PrecomputedEmbedder(base)
+    qpre.fill(qs)
+    t_q = []
+    for q in qs[:50]:
+        t0 = time.perf_counter()
+        base.embed([q])
+        t_q.append(time.perf_counter() - t0)
+    result["embed_query"] = _latency(t_q)
+    result["retrieve"] = {}
+    for depth in (0, 1, 2):
+        total, core = [], []
+        for q in qs:
+            switch.inner = base
+            t0 = time.perf_counter()
+            mem.retrieve(q, namespace="bench", depth=depth)
+            total.append(time.perf_counter() - t0)
+            switch.inner = qpre
+            t0 = time.perf_counter()
+            mem.retrieve(q, namespace="bench", depth=depth)
+            core.append(time.perf_counter() - t0)
+        result["retrieve"][f"depth_{depth}"] = {"with_query_embedding": _latency(total),
+                                                "without_query_embedding": _latency(core)}
+        progress(f"depth {depth}: p95 {result['retrieve'][f'depth_{depth}']}")
+    result["rss_mb"] = round(_rss_mb(), 1)
+    result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    mem.close()
+    result["disk_mb"] = round(_disk_mb(data), 1)
+    result["disk_mb_per_100k"] = round(result["disk_mb"] * 100_000 / n, 1)
+    if folder is None:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return result
+
+
+def table(r: dict[str, Any]) -> str:
+    w = r["write"]
+    rows = [
+        ("memories", f"{r['n']:,} ({r['embeddings']} embeddings)"),
+        ("edges", ", ".join(f"{k} {v:,}" for k, v in w["edges"].items() if v)),
+        ("embedding throughput", f"{r['embed']['texts_per_s']:,} texts/s"),
+        ("write, without embedding", f"{w['memories_per_s_without_embedding']:,} memories/s"),
+    ]
+    if "memories_per_s_with_embedding" in w:
+        rows.append(("write, with embedding",
+                     f"{w['memories_per_s_with_embedding']:,} memories/s"))
+    rows.append(("embed one query p50 / p95",
+                 f"{r['embed_query']['p50_ms']} / {r['embed_query']['p95_ms']} ms"))
+    for depth, d in r["retrieve"].items():
+        a, b = d["with_query_embedding"], d["without_query_embedding"]
+        rows.append((f"retrieve {depth.replace('_', ' ')} p50 / p95 / p99",
+                     f"{a['p50_ms']} / {a['p95_ms']} / {a['p99_ms']} ms "
+                     f"(without query embedding {b['p50_ms']} / {b['p95_ms']} / {b['p99_ms']})"))
+    rows += [("RSS after queries / peak", f"{r['rss_mb']} / {r['peak_rss_mb']} MB"),
+             ("disk", f"{r['disk_mb']} MB ({r['disk_mb_per_100k']} MB per 100k)"),
+             ("start-up (open store)", f"{r['startup_s']} s")]
+    width = max(len(k) for k, _ in rows)
+    lines = [f"| {'measure'.ljust(width)} | value |", f"|{'-' * (width + 2)}|-------|"]
+    lines += [f"| {k.ljust(width)} | {v} |" for k, v in rows]
+    return "\n".join(lines)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--n", type=int, default=10_000, help="memories to store (100000 for 100k)")
+    p.add_argument("--embeddings", choices=["real", "random"], default="real")
+    p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--batch", type=int, default=1000)
+    p.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
+    p.set_defaults(run=_cli)
+
+
+def _cli(args: argparse.Namespace) -> int:
+    r = run_scale(args.n, embeddings=args.embeddings, queries=args.queries, batch=args.batch)
+    print(table(r))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(r, indent=2) + "\n")
+        print(f"wrote {args.out}")
+    return 0
