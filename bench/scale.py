@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import os
 import platform
@@ -114,7 +115,7 @@ def _disk_mb(folder: Path) -> float:
 
 def _context_texts(records: list[dict[str, Any]]) -> list[str]:
     out = []
-    for prev, cur in zip(records, records[1:], strict=False):
+    for prev, cur in itertools.pairwise(records):
         if prev["session_id"] == cur["session_id"]:
             out.append(context_text(str(prev["content"]), str(cur["content"])))
     return out

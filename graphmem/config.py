@@ -108,7 +108,11 @@ class RetrievalConfig(_Frozen):
         default_factory=lambda: {Tier.FAST: 1.0, Tier.MEDIUM: 0.8, Tier.SLOW: 0.6,
                                  Tier.GLACIAL: 0.4}
     )
+    #: FTS seed ranking: weights of the keyword and context fields
     bm25_field_weights: tuple[float, float] = (1.0, 0.5)
+    #: BM25 of the rerank's keyword terms (computed in the core, ADR 0002)
+    bm25_k1: float = Field(default=1.2, gt=0)
+    bm25_b: float = Field(default=0.3, ge=0, le=1)
     pagerank_alpha: float = Field(default=0.85, gt=0, lt=1)
     weights: RetrievalWeights = RetrievalWeights()
     preview_chars: int = Field(default=80, gt=0)

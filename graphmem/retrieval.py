@@ -28,6 +28,7 @@ import numpy as np
 
 from graphmem import fusion
 from graphmem import validation as v
+from graphmem.bm25 import bm25
 from graphmem.config import GraphMemConfig
 from graphmem.embedding import Embedder
 from graphmem.errors import ValidationError
@@ -139,9 +140,7 @@ class Retriever:
             sem[i] = float(np.dot(m.embedding, vec)) if m.embedding is not None else 0.0
             ctx_sem[i] = (float(np.dot(m.context_embedding, vec))
                           if m.context_embedding is not None else sem[i])
-        kw_fields = self.store.keyword_scores(ns, terms, cands)
-        kw = {i: s[0] for i, s in kw_fields.items()}
-        ctx_kw = {i: s[1] for i, s in kw_fields.items()}
+        kw, ctx_kw = self._keyword_terms(ns, terms, [memories[i] for i in cands])
         signals = [sem, kw, ctx_sem, ctx_kw]
         weights = [w.semantic, w.keyword, w.context_semantic, w.context_keyword]
         if rc.fusion == "zscore":
@@ -220,6 +219,20 @@ class Retriever:
             return False
         meta = f.get("metadata") or {}
         return all(m.metadata.get(k) == val for k, val in meta.items())
+
+    def _keyword_terms(self, ns: str, terms: list[str], memories: list[Memory]
+                       ) -> tuple[dict[str, float], dict[str, float]]:
+        """BM25 (k1, b from config) of the candidates' keyword and context fields."""
+        if not terms:
+            return {}, {}
+        rc = self.config.retrieval
+        out = []
+        for f, stats in enumerate(self.store.keyword_stats(ns, terms)):
+            docs = {m.id: (m.keywords if f == 0 else m.context_keywords).split()
+                    for m in memories}
+            out.append(bm25(terms, docs, stats.df, stats.docs, stats.avg_length,
+                            k1=rc.bm25_k1, b=rc.bm25_b))
+        return out[0], out[1]
 
     @staticmethod
     def _source_boost(text: str, memories: list[Memory]) -> str | None:

@@ -19,6 +19,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from graphmem.bm25 import TermStats
 from graphmem.models import Memory, Relation, RelationType, Status, Tier
 
 EdgeKey = tuple[str, str, RelationType]
@@ -145,10 +146,10 @@ class MemoryStore(Protocol):
         ``terms`` are already analysed (``graphmem.text.Analyzer``); any one may match."""
         ...
 
-    def keyword_scores(
-        self, namespace: str, terms: Sequence[str], ids: Collection[str]
-    ) -> dict[str, tuple[float, float]]:
-        """Per-field BM25 (keywords, context_keywords) of the given ids; non-matching absent."""
+    def keyword_stats(self, namespace: str, terms: Sequence[str]
+                      ) -> tuple[TermStats, TermStats]:
+        """Collection statistics of the namespace's two keyword fields (keywords,
+        context_keywords) for these terms, for BM25 in the core (``graphmem.bm25``)."""
         ...
 
     # jobs -------------------------------------------------------------------------------

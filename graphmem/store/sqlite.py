@@ -7,6 +7,7 @@ folder (``FolderLock``); all access inside the process is serialised by one lock
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import sqlite3
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from graphmem.bm25 import FieldStats, TermStats
 from graphmem.config import StoreConfig
 from graphmem.errors import StoreError
 from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status, Tier
@@ -92,8 +94,20 @@ def _edge(row: Sequence[Any]) -> Relation:
     )
 
 
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
 def _match_expr(terms: Sequence[str]) -> str:
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in dict.fromkeys(terms) if t)
+    return " OR ".join(_quote(t) for t in dict.fromkeys(terms) if t)
+
+
+def _ns_tag(namespace: str) -> str:
+    return "n" + hashlib.blake2b(namespace.encode(), digest_size=8).hexdigest()
+
+
+def _tags(m: Memory) -> str:
+    return f"{_ns_tag(m.namespace)} s{m.status.value} t{m.tier.value}"
 
 
 def _marks(n: int) -> str:
@@ -113,6 +127,7 @@ class SQLiteStore:
         self._conn: sqlite3.Connection | None = None
         self._vectors: dict[str, VectorIndex] = {}
         self._adj: dict[str, dict[str, dict[EdgeKey, Relation]]] = {}
+        self._kstats: dict[str, tuple[FieldStats, FieldStats]] = {}
 
     # lifecycle ------------------------------------------------------------------------------
     def open(self) -> None:
@@ -145,6 +160,7 @@ class SQLiteStore:
             self._folder_lock.release()
             self._vectors.clear()
             self._adj.clear()
+            self._kstats.clear()
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -161,11 +177,12 @@ class SQLiteStore:
 
     def _load_caches(self) -> None:
         rows = self.conn.execute(
-            "SELECT namespace, id, tier, status, embedding, context_embedding FROM memories "
-            "ORDER BY pk"
+            "SELECT namespace, id, tier, status, embedding, context_embedding, keywords, "
+            "context_keywords FROM memories ORDER BY pk"
         )
-        for ns, id_, tier, status, emb, ctx in rows:
+        for ns, id_, tier, status, emb, ctx, kw, ckw in rows:
             self._index(ns).upsert(id_, _vec(emb), _vec(ctx), Tier(tier), Status(status))
+            self._count_keywords(ns, kw, ckw, 1)
         for row in self.conn.execute(
             "SELECT namespace, source_id, target_id, type, score, created_at, source FROM edges"
         ):
@@ -177,6 +194,13 @@ class SQLiteStore:
         if index is None:
             index = self._vectors[namespace] = VectorIndex(self.dim)
         return index
+
+    def _count_keywords(self, namespace: str, keywords: str, context: str, sign: int) -> None:
+        stats = self._kstats.get(namespace)
+        if stats is None:
+            stats = self._kstats[namespace] = (FieldStats(), FieldStats())
+        stats[0].add(keywords.split(), sign)
+        stats[1].add(context.split(), sign)
 
     def _cache_edge(self, e: Relation) -> None:
         adj = self._adj.setdefault(e.namespace, {})
@@ -216,6 +240,13 @@ class SQLiteStore:
         with self._lock:
             adj = self._adj.get(ns, {})
             dropped: set[EdgeKey] = set(batch.delete_edges)
+            touched = list({*batch.delete_memories, *(m.id for m in batch.memories)})
+            old_keywords: list[tuple[str, str]] = []
+            for i in range(0, len(touched), _CHUNK):
+                chunk = touched[i:i + _CHUNK]
+                old_keywords += self.conn.execute(
+                    f"SELECT keywords, context_keywords FROM memories WHERE namespace = ? AND "
+                    f"id IN ({_marks(len(chunk))})", (ns, *chunk)).fetchall()
             for id_ in batch.delete_memories:
                 dropped.update(adj.get(id_, {}).keys())
 
@@ -242,9 +273,10 @@ class SQLiteStore:
                     conn.executemany("DELETE FROM memory_fts WHERE rowid = ?",
                                      [(pks[m.id],) for m in chunk_m])
                     conn.executemany(
-                        "INSERT INTO memory_fts (rowid, keywords, context_keywords) "
-                        "VALUES (?, ?, ?)",
-                        [(pks[m.id], m.keywords, m.context_keywords) for m in chunk_m])
+                        "INSERT INTO memory_fts (rowid, keywords, context_keywords, tags) "
+                        "VALUES (?, ?, ?, ?)",
+                        [(pks[m.id], m.keywords, m.context_keywords, _tags(m))
+                         for m in chunk_m])
                 conn.executemany(
                     "INSERT INTO edges (namespace, source_id, target_id, type, score, created_at, "
                     "source) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
@@ -255,6 +287,10 @@ class SQLiteStore:
             self._transaction(work)
             # the transaction committed: bring the caches in step
             index = self._index(ns)
+            for kw, ckw in old_keywords:
+                self._count_keywords(ns, kw, ckw, -1)
+            for m in batch.memories:
+                self._count_keywords(ns, m.keywords, m.context_keywords, 1)
             for key in dropped:
                 self._uncache_edge(ns, key)
             for id_ in batch.delete_memories:
@@ -454,44 +490,31 @@ class SQLiteStore:
                      field_weights: tuple[float, float] = (1.0, 0.5),
                      tiers: Collection[Tier] | None = None,
                      statuses: Collection[Status] = (Status.ACTIVE,)) -> list[tuple[str, float]]:
-        expr = _match_expr(terms)
-        if not expr or k <= 0:
+        words = _match_expr(terms)
+        if not words or k <= 0 or not statuses:
             return []
-        st = [s.value for s in statuses]
-        sql = ("SELECT m.id, -bm25(memory_fts, ?, ?) AS s FROM memory_fts JOIN memories m "
-               "ON m.pk = memory_fts.rowid WHERE memory_fts MATCH ? AND m.namespace = ? "
-               f"AND m.status IN ({_marks(len(st))})")
-        params: list[Any] = [field_weights[0], field_weights[1], expr, namespace, *st]
+        expr = (f"tags : {_ns_tag(namespace)} AND tags : ("
+                + " OR ".join(f"s{s.value}" for s in statuses) + ")")
         if tiers is not None:
-            tv = [t.value for t in tiers]
-            sql += f" AND m.tier IN ({_marks(len(tv))})"
-            params += tv
-        sql += " ORDER BY s DESC LIMIT ?"
-        params.append(k)
+            if not tiers:
+                return []
+            expr += " AND tags : (" + " OR ".join(f"t{t.value}" for t in tiers) + ")"
+        expr += f" AND {{keywords context_keywords}} : ({words})"
+        sql = ("SELECT m.id, f.score FROM (SELECT rowid, -bm25(memory_fts, ?, ?, 0.0) AS score "
+               "FROM memory_fts WHERE memory_fts MATCH ? ORDER BY score DESC LIMIT ?) AS f "
+               "JOIN memories m ON m.pk = f.rowid ORDER BY f.score DESC")
         with self._lock:
             try:
-                return [(r[0], float(r[1])) for r in self.conn.execute(sql, params)]
+                return [(r[0], float(r[1])) for r in self.conn.execute(
+                    sql, (field_weights[0], field_weights[1], expr, k))]
             except sqlite3.Error as exc:
                 raise StoreError(f"keyword search failed: {exc}") from exc
 
-    def keyword_scores(self, namespace: str, terms: Sequence[str],
-                       ids: Collection[str]) -> dict[str, tuple[float, float]]:
-        expr = _match_expr(terms)
-        unique = list(set(ids))
-        if not expr or not unique:
-            return {}
-        out: dict[str, tuple[float, float]] = {}
+    def keyword_stats(self, namespace: str, terms: Sequence[str]
+                      ) -> tuple[TermStats, TermStats]:
         with self._lock:
-            for i in range(0, len(unique), _CHUNK):
-                chunk = unique[i:i + _CHUNK]
-                rows = self.conn.execute(
-                    "SELECT m.id, -bm25(memory_fts, 1.0, 0.0), -bm25(memory_fts, 0.0, 1.0) "
-                    "FROM memory_fts JOIN memories m ON m.pk = memory_fts.rowid "
-                    "WHERE memory_fts MATCH ? AND m.namespace = ? AND m.id IN "
-                    f"({_marks(len(chunk))})", (expr, namespace, *chunk))
-                for id_, a, b in rows:
-                    out[id_] = (max(0.0, float(a)), max(0.0, float(b)))
-        return out
+            stats = self._kstats.get(namespace) or (FieldStats(), FieldStats())
+            return stats[0].snapshot(terms), stats[1].snapshot(terms)
 
     # jobs -----------------------------------------------------------------------------------
     def acquire_lease(self, name: str, owner: str, until: datetime, now: datetime) -> bool:

@@ -60,8 +60,9 @@ CREATE TABLE IF NOT EXISTS edges (
     PRIMARY KEY (namespace, source_id, target_id, type)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS ix_edges_target ON edges (namespace, target_id);
+-- tags: namespace / status / tier tokens, so one MATCH narrows to a namespace's active rows
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5 (
-    keywords, context_keywords, tokenize = 'unicode61 remove_diacritics 0'
+    keywords, context_keywords, tags, tokenize = 'unicode61 remove_diacritics 0'
 );
 CREATE TABLE IF NOT EXISTS leases (
     name TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL

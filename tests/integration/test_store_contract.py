@@ -140,9 +140,15 @@ def test_keyword_topk_and_field_scores(store: MemoryStore) -> None:
     top = store.keyword_topk(NS, ["deploy", "migrat"], 10)
     assert top[0][0] == "m1" and {i for i, _ in top} == {"m1", "m2", "m3"}
     assert all(s > 0 for _, s in top)
-    scores = store.keyword_scores(NS, ["deploy", "migrat"], ["m1", "m2", "m3"])
-    assert scores["m1"][0] > scores["m2"][0] > 0
-    assert scores["m3"][0] == 0 and scores["m3"][1] > 0
+    assert store.keyword_topk(NS, ["deploy"], 10, tiers=[Tier.FAST]) == []
+    assert [i for i, _ in store.keyword_topk(NS, ["tea"], 10)] == ["m3"]
+    kw, ctx = store.keyword_stats(NS, ["deploy", "tea", "none"])
+    assert (kw.docs, kw.df) == (3, {"deploy": 2, "tea": 1, "none": 0})
+    assert kw.avg_length == pytest.approx(6 / 3)
+    assert (ctx.docs, ctx.df) == (1, {"deploy": 1, "tea": 1, "none": 0})
+    store.apply(WriteBatch(NS, delete_memories=["m2"]))
+    assert store.keyword_stats(NS, ["deploy"])[0].df == {"deploy": 1}
+    assert store.keyword_stats("other", ["deploy"])[0].docs == 0
     assert store.keyword_topk(NS, [], 10) == []
     assert store.keyword_topk(NS, ['quote"s', "or", "AND"], 10) == []  # no syntax errors
 

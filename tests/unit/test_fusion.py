@@ -41,3 +41,29 @@ def test_rank_fuse_ignores_zero_signal() -> None:
 def test_normalise_max() -> None:
     assert normalise_max({"a": 2.0, "b": 1.0, "c": -1.0}) == {"a": 1.0, "b": 0.5, "c": 0.0}
     assert normalise_max({"a": 0.0}) == {"a": 0.0}
+
+
+def test_bm25_known_values_and_length_normalisation() -> None:
+    import math
+
+    from graphmem.bm25 import FieldStats, bm25, idf
+
+    stats = FieldStats()
+    docs = {"a": ["deploy", "fail"], "b": ["deploy", "tea", "tea", "tea"], "c": ["tea"]}
+    for terms in docs.values():
+        stats.add(terms)
+    snap = stats.snapshot(["deploy", "fail"])
+    assert (snap.docs, snap.avg_length, snap.df) == (3, 7 / 3, {"deploy": 2, "fail": 1})
+    got = bm25(["deploy", "fail"], docs, snap.df, snap.docs, snap.avg_length, k1=1.2, b=0.3)
+    norm_a = 1.2 * (1 - 0.3 + 0.3 * 2 / (7 / 3))
+    expected_a = (idf(3, 2) + idf(3, 1)) * 2.2 / (1 + norm_a)
+    assert got["a"] == pytest.approx(expected_a)
+    assert got["a"] > got["b"] > got["c"] == 0.0
+    assert idf(3, 3) > 0 and idf(10, 1) == pytest.approx(math.log(1 + 9.5 / 1.5))
+    # with b = 1 a longer document is penalised more than with b = 0
+    long_doc = {"x": ["deploy"] + ["pad"] * 20, "y": ["deploy"]}
+    b1 = bm25(["deploy"], long_doc, {"deploy": 2}, 10, 5.0, b=1.0)
+    b0 = bm25(["deploy"], long_doc, {"deploy": 2}, 10, 5.0, b=0.0)
+    assert b1["x"] < b1["y"] and b0["x"] == pytest.approx(b0["y"])
+    stats.add(["deploy", "fail"], -1)
+    assert stats.snapshot(["fail"]).df == {"fail": 0}

@@ -1,0 +1,68 @@
+"""Pure BM25 over pre-analysed keyword fields, with collection statistics from the store.
+
+The store's full-text index finds keyword *seeds*; the keyword terms of the rerank are computed
+here so that k1 and b are configuration (k1 1.2, b 0.3 measured best on LoCoMo, ADR 0002) and
+every backend scores alike.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class FieldStats:
+    """Document count, total length and document frequencies of one keyword field."""
+
+    docs: int = 0
+    total_length: int = 0
+    df: Counter[str] = field(default_factory=Counter)
+
+    def add(self, terms: Sequence[str], sign: int = 1) -> None:
+        if not terms:
+            return
+        self.docs += sign
+        self.total_length += sign * len(terms)
+        for t in set(terms):
+            self.df[t] += sign
+            if self.df[t] <= 0:
+                del self.df[t]
+
+    def snapshot(self, terms: Sequence[str]) -> TermStats:
+        """The statistics BM25 needs for these query terms (a copy, safe to keep)."""
+        avg = self.total_length / self.docs if self.docs else 0.0
+        return TermStats(self.docs, avg, {t: self.df.get(t, 0) for t in terms})
+
+
+@dataclass(slots=True, frozen=True)
+class TermStats:
+    docs: int
+    avg_length: float
+    df: dict[str, int]
+
+
+def idf(n_docs: int, df: int) -> float:
+    """Lucene's always-positive BM25 idf: ln(1 + (N - df + 0.5) / (df + 0.5))."""
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def bm25(query_terms: Sequence[str], docs: Mapping[str, Sequence[str]],
+         df: Mapping[str, int], n_docs: int, avg_length: float,
+         k1: float = 1.2, b: float = 0.3) -> dict[str, float]:
+    """BM25 of each document (its analysed terms) for the query terms; 0 when none match."""
+    terms = list(dict.fromkeys(query_terms))
+    weights = {t: idf(n_docs, df.get(t, 0)) for t in terms}
+    avg = avg_length or 1.0
+    out: dict[str, float] = {}
+    for doc_id, doc_terms in docs.items():
+        if not doc_terms:
+            out[doc_id] = 0.0
+            continue
+        tf = Counter(doc_terms)
+        norm = k1 * (1 - b + b * len(doc_terms) / avg)
+        out[doc_id] = sum(weights[t] * tf[t] * (k1 + 1) / (tf[t] + norm)
+                          for t in terms if t in tf)
+    return out
