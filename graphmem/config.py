@@ -103,6 +103,9 @@ class RetrievalConfig(_Frozen):
         }
     )
     hop_decay: float = Field(default=0.8, gt=0, le=1)
+    #: edge types the ``walk`` term does not spread relevance over: FOLLOWS has its own share;
+    #: automatic SIMILAR_TO would count semantic similarity twice (ADR 0002)
+    walk_skip: tuple[RelationType, ...] = (RelationType.FOLLOWS, RelationType.SIMILAR_TO)
     recency_half_life_hours: float = Field(default=24 * 30, gt=0)
     tier_weights: dict[Tier, float] = Field(
         default_factory=lambda: {Tier.FAST: 1.0, Tier.MEDIUM: 0.8, Tier.SLOW: 0.6,

@@ -157,7 +157,7 @@ class Retriever:
                     follows[e.source_id] += rc.follows_share * relevance[e.target_id]
                     follows[e.target_id] += rc.follows_share * relevance[e.source_id]
         walked = propagate(relevance, edges, q.depth, rc.edge_weights, rc.hop_decay,
-                           skip=(RelationType.FOLLOWS,))
+                           skip=rc.walk_skip)
         ppr = personalised_pagerank(cands, edges, {i: s for i, s in seeds.items()
                                                    if i in cand_set},
                                     rc.edge_weights, alpha=rc.pagerank_alpha)
