@@ -35,6 +35,7 @@ from graphmem.errors import ValidationError
 from graphmem.models import Memory, RelationType, RetrievalResult, Status, Tier, WalkPath
 from graphmem.store.base import MemoryStore
 from graphmem.text import Analyzer
+from graphmem.threads import single_threaded_blas
 from graphmem.tiers import current_importance
 from graphmem.walk import bounded_walk, personalised_pagerank, propagate
 
@@ -96,10 +97,14 @@ class Retriever:
         )
 
     def retrieve(self, q: Query, *, touch: bool = True) -> list[RetrievalResult]:
+        vec = self.embedder.embed([q.text])[0]
+        with single_threaded_blas():
+            return self._retrieve(q, vec, touch)
+
+    def _retrieve(self, q: Query, vec: np.ndarray, touch: bool) -> list[RetrievalResult]:
         rc = self.config.retrieval
         w = rc.weights
         ns = q.namespace
-        vec = self.embedder.embed([q.text])[0]
         terms = self.analyzer.query_terms(q.text)
 
         # 2. seeds

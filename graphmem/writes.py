@@ -27,6 +27,7 @@ from graphmem.models import (
 )
 from graphmem.store.base import EdgeKey, MemoryStore, WriteBatch
 from graphmem.text import Analyzer, content_hash
+from graphmem.threads import single_threaded_blas
 from graphmem.tiers import tier_for_importance
 
 Clock = Callable[[], datetime]
@@ -144,7 +145,8 @@ class Writer:
         if wc.follows:
             self._link_sessions(ns, fresh, records, batch)
         if wc.similar_k > 0:
-            batch.edges.extend(self._similar_edges(ns, fresh, now))
+            with single_threaded_blas():
+                batch.edges.extend(self._similar_edges(ns, fresh, now))
         for it in items:
             assert it.memory is not None
             for r in it.relations:

@@ -1,0 +1,80 @@
+"""The benchmark commands at toy scale: output structure, and metrics on known answers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench import locomo, scale
+
+
+def test_scale_bench_reports_every_measure(tmp_path: Path) -> None:
+    r = scale.run_scale(300, embeddings="random", queries=10, batch=100,
+                        folder=tmp_path, progress=lambda *_: None)
+    assert r["n"] == 300 and r["write"]["misses"] == 0
+    assert r["write"]["edges"]["FOLLOWS"] == 300 - 300 // 20
+    assert r["write"]["memories_per_s_without_embedding"] > 0
+    for depth in ("depth_0", "depth_1", "depth_2"):
+        lat = r["retrieve"][depth]["with_query_embedding"]
+        assert 0 < lat["p50_ms"] <= lat["p95_ms"] <= lat["p99_ms"]
+    assert r["disk_mb"] > 0 and r["rss_mb"] > 0 and r["startup_s"] > 0
+    text = scale.table(r)
+    assert "retrieve depth 2" in text and "disk" in text
+    json.dumps(r)  # JSON-ready
+
+
+def test_scale_bench_cli_writes_json(tmp_path: Path) -> None:
+    from bench.__main__ import main
+
+    out = tmp_path / "r.json"
+    assert main(["scale", "--n", "120", "--embeddings", "random", "--queries", "5",
+                 "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["n"] == 120
+
+
+def _conv(tmp_path: Path) -> Path:
+    conv = {
+        "speaker_a": "Ann", "speaker_b": "Bo",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a cat"},
+                      {"speaker": "Bo", "dia_id": "D1:2", "text": "Nice, what's its name?",
+                       "blip_caption": "a photo of a cat"}],
+        "session_2_date_time": "10:00 am on 9 May, 2023", "session_2": [],
+        "qa": [{"question": "What pet?", "evidence": ["D1:1"], "category": 1},
+               {"question": "Name?", "evidence": ["D1:2; D9:9", "D"], "category": 4},
+               {"question": "None?", "evidence": [], "category": 2}],
+    }
+    path = tmp_path / "conv-1.json"
+    path.write_text(json.dumps(conv))
+    return path
+
+
+def test_locomo_loader_handles_defects(tmp_path: Path) -> None:
+    c = locomo.load(_conv(tmp_path))
+    assert [t["dia_id"] for t in c.turns] == ["D1:1", "D1:2"]
+    assert c.turns[1]["content"] == "Bo: Nice, what's its name? [image: a photo of a cat]"
+    assert c.turns[1]["created_at"] > c.turns[0]["created_at"]
+    assert [q["evidence"] for q in c.questions] == [["D1:1"], ["D1:2"], []]
+    assert c.dropped == 2
+
+
+@pytest.mark.parametrize(("perfect", "expected"), [(True, 1.0), (False, 0.0)])
+def test_locomo_metrics_on_known_answers(tmp_path: Path, perfect: bool,
+                                         expected: float) -> None:
+    c = locomo.load(_conv(tmp_path))
+    per: dict = {}
+    from collections import defaultdict
+
+    per = defaultdict(locomo.Scores)
+
+    def retriever(question: str, conv: locomo.Conversation) -> list[str]:
+        qa = next(q for q in conv.questions if q["question"] == question)
+        return list(qa["evidence"]) if perfect else ["D0:0"] * 20
+
+    locomo.evaluate(None, c, {}, per, retrieve=retriever)  # type: ignore[arg-type]
+    rep = locomo.report(per)
+    assert rep["overall"]["questions"] == 2  # the question without evidence is unscored
+    for key in ("recall@5", "recall@10", "recall@20", "mrr", "all_evidence_hit@10"):
+        assert rep["overall"][key] == expected
