@@ -82,6 +82,8 @@ class RetrievalConfig(_Frozen):
     vector_k: int = Field(default=50, gt=0)
     keyword_k: int = Field(default=50, gt=0)
     seeds: int = Field(default=20, gt=0)
+    #: keyword seeding uses the rarest query terms whose postings fit this budget (ADR 0002)
+    seed_postings: int = Field(default=3000, gt=0)
     fusion: Literal["zscore", "rrf"] = "zscore"
     rrf_k: int = Field(default=60, gt=0)
     depth: int = Field(default=1, ge=0, le=2)

@@ -110,7 +110,8 @@ class Retriever:
         # 2. seeds
         dense = self.store.vector_topk(ns, vec, rc.vector_k, tiers=q.tiers)
         context = self.store.vector_topk(ns, vec, rc.vector_k, field="context", tiers=q.tiers)
-        keyword = self.store.keyword_topk(ns, terms, rc.keyword_k,
+        stats = self.store.keyword_stats(ns, terms) if terms else None
+        keyword = self.store.keyword_topk(ns, self._seed_terms(terms, stats), rc.keyword_k,
                                           field_weights=rc.bm25_field_weights, tiers=q.tiers)
         best_sim: dict[str, float] = {}
         for id_, s in dense + context:
@@ -145,7 +146,7 @@ class Retriever:
             sem[i] = float(np.dot(m.embedding, vec)) if m.embedding is not None else 0.0
             ctx_sem[i] = (float(np.dot(m.context_embedding, vec))
                           if m.context_embedding is not None else sem[i])
-        kw, ctx_kw = self._keyword_terms(ns, terms, [memories[i] for i in cands])
+        kw, ctx_kw = self._keyword_terms(terms, stats, [memories[i] for i in cands])
         signals = [sem, kw, ctx_sem, ctx_kw]
         weights = [w.semantic, w.keyword, w.context_semantic, w.context_keyword]
         if rc.fusion == "zscore":
@@ -225,18 +226,36 @@ class Retriever:
         meta = f.get("metadata") or {}
         return all(m.metadata.get(k) == val for k, val in meta.items())
 
-    def _keyword_terms(self, ns: str, terms: list[str], memories: list[Memory]
+    def _seed_terms(self, terms: list[str], stats: Any) -> list[str]:
+        """Terms worth a full-text lookup: present, rarest first, while their postings (summed
+        document frequencies) fit ``seed_postings`` - the index scores every posting, and the
+        common terms that would blow the budget rank least. The rarest term always stays.
+        Every query term still counts in the rerank's BM25."""
+        if not terms or stats is None:
+            return []
+        df = {t: stats[0].df.get(t, 0) + stats[1].df.get(t, 0) for t in terms}
+        present = sorted((t for t in terms if df[t] > 0), key=lambda t: df[t])
+        chosen: list[str] = []
+        used = 0
+        for t in present:
+            if chosen and used + df[t] > self.config.retrieval.seed_postings:
+                break
+            chosen.append(t)
+            used += df[t]
+        return chosen
+
+    def _keyword_terms(self, terms: list[str], stats: Any, memories: list[Memory]
                        ) -> tuple[dict[str, float], dict[str, float]]:
         """BM25 (k1, b from config) of the candidates' keyword and context fields."""
-        if not terms:
+        if not terms or stats is None:
             return {}, {}
         rc = self.config.retrieval
         out = []
-        for f, stats in enumerate(self.store.keyword_stats(ns, terms)):
+        for f, field_stats in enumerate(stats):
             docs = {m.id: (m.keywords if f == 0 else m.context_keywords).split()
                     for m in memories}
-            out.append(bm25(terms, docs, stats.df, stats.docs, stats.avg_length,
-                            k1=rc.bm25_k1, b=rc.bm25_b))
+            out.append(bm25(terms, docs, field_stats.df, field_stats.docs,
+                            field_stats.avg_length, k1=rc.bm25_k1, b=rc.bm25_b))
         return out[0], out[1]
 
     @staticmethod

@@ -1,0 +1,31 @@
+// name: memory/get
+// purpose: memories of the given ids in one namespace (any status), without vectors
+// parameters: namespace (string), ids (list of string)
+// returns: one row per memory with every scalar property
+// mode: read
+MATCH (m:Memory {namespace: $namespace})
+WHERE m.id IN $ids
+RETURN m.id AS id,
+       m.namespace AS namespace,
+       m.content AS content,
+       m.kind AS kind,
+       m.tier AS tier,
+       m.base_importance AS base_importance,
+       m.importance AS importance,
+       m.pinned AS pinned,
+       m.created_at AS created_at,
+       m.updated_at AS updated_at,
+       m.last_accessed_at AS last_accessed_at,
+       m.access_count AS access_count,
+       m.surprise_score AS surprise_score,
+       m.success_count AS success_count,
+       m.failure_count AS failure_count,
+       m.last_promoted_at AS last_promoted_at,
+       m.source AS source,
+       m.topic AS topic,
+       m.session_id AS session_id,
+       m.metadata AS metadata,
+       m.status AS status,
+       m.content_hash AS content_hash,
+       m.keywords AS keywords,
+       m.context_keywords AS context_keywords

@@ -1,0 +1,34 @@
+// name: memory/page
+// purpose: a page of a namespace's memories in insertion order, with vectors (export)
+// parameters: namespace (string), after_seq (int), page (int)
+// returns: one row per memory with every property and its seq
+// mode: read
+MATCH (m:Memory {namespace: $namespace})
+WHERE m.seq > $after_seq
+RETURN m.seq AS seq, m.id AS id,
+       m.namespace AS namespace,
+       m.content AS content,
+       m.kind AS kind,
+       m.tier AS tier,
+       m.base_importance AS base_importance,
+       m.importance AS importance,
+       m.pinned AS pinned,
+       m.created_at AS created_at,
+       m.updated_at AS updated_at,
+       m.last_accessed_at AS last_accessed_at,
+       m.access_count AS access_count,
+       m.surprise_score AS surprise_score,
+       m.success_count AS success_count,
+       m.failure_count AS failure_count,
+       m.last_promoted_at AS last_promoted_at,
+       m.source AS source,
+       m.topic AS topic,
+       m.session_id AS session_id,
+       m.metadata AS metadata,
+       m.status AS status,
+       m.content_hash AS content_hash,
+       m.keywords AS keywords,
+       m.context_keywords AS context_keywords,
+       m.embedding AS embedding, m.context_embedding AS context_embedding
+ORDER BY m.seq
+LIMIT $page

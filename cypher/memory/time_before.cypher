@@ -1,0 +1,37 @@
+// name: memory/time_before
+// purpose: the memories just before an anchor in time (ties by insertion order), nearest first,
+//          in the anchor's session when session_id is given, else in the whole namespace
+// parameters: namespace (string), session_id (string|null), created_at (float), seq (int),
+//             statuses (list of string), limit (int)
+// returns: one row per memory with every scalar property
+// mode: read
+MATCH (m:Memory {namespace: $namespace})
+WHERE ($session_id IS NULL OR m.session_id = $session_id)
+  AND m.status IN $statuses
+  AND (m.created_at < $created_at OR (m.created_at = $created_at AND m.seq < $seq))
+RETURN m.id AS id,
+       m.namespace AS namespace,
+       m.content AS content,
+       m.kind AS kind,
+       m.tier AS tier,
+       m.base_importance AS base_importance,
+       m.importance AS importance,
+       m.pinned AS pinned,
+       m.created_at AS created_at,
+       m.updated_at AS updated_at,
+       m.last_accessed_at AS last_accessed_at,
+       m.access_count AS access_count,
+       m.surprise_score AS surprise_score,
+       m.success_count AS success_count,
+       m.failure_count AS failure_count,
+       m.last_promoted_at AS last_promoted_at,
+       m.source AS source,
+       m.topic AS topic,
+       m.session_id AS session_id,
+       m.metadata AS metadata,
+       m.status AS status,
+       m.content_hash AS content_hash,
+       m.keywords AS keywords,
+       m.context_keywords AS context_keywords
+ORDER BY m.created_at DESC, m.seq DESC
+LIMIT $limit
