@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from graphmem.models import RelationType, Tier
 
@@ -130,10 +130,17 @@ class RetrievalConfig(_Frozen):
 
 
 class StoreConfig(_Frozen):
-    #: "sqlite" (embedded default) or "cypher" (Neo4j / FalkorDB, see the Cypher adapter)
-    backend: Literal["sqlite"] = "sqlite"
+    """Where memories live. ``GraphMemory.open(target)`` picks the adapter from the target:
+    a folder (embedded SQLite), ``neo4j://`` / ``neo4j+s://`` / ``bolt://`` (Neo4j 5, routing
+    for clusters and Aura) or ``falkordb://host:port`` / ``falkordb+unix:///path.sock``."""
+
     sqlite_synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
     busy_timeout_ms: int = Field(default=30_000, ge=0)
+    neo4j_user: str = "neo4j"
+    neo4j_password: SecretStr | None = None
+    neo4j_database: str | None = None
+    falkordb_graph: str = "graphmem"
+    falkordb_password: SecretStr | None = None
 
 
 class GraphMemConfig(_Frozen):

@@ -52,13 +52,14 @@ class GraphMemory:
         self._write_lock = threading.RLock()
 
     @classmethod
-    def open(cls, path: str | Path, *, config: GraphMemConfig | None = None,
+    def open(cls, target: str | Path, *, config: GraphMemConfig | None = None,
              clock: Clock | None = None, embedder: Embedder | None = None) -> GraphMemory:
-        """Open (creating if needed) the embedded store in the data folder ``path``."""
-        from graphmem.store.sqlite import SQLiteStore
+        """Open the store at ``target``: a data folder (the embedded default, created if
+        needed), or ``neo4j://...`` / ``bolt://...`` / ``falkordb://...`` (see StoreConfig)."""
+        from graphmem.store import make_store
 
         config = config or GraphMemConfig()
-        store = SQLiteStore(path, dim=config.embedding.dim, config=config.store)
+        store = make_store(target, config)
         store.open()
         return cls(store, embedder=embedder, config=config, clock=clock)
 

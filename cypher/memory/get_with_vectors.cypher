@@ -1,10 +1,13 @@
 // name: memory/get_with_vectors
-// purpose: memories of the given ids in one namespace (any status), with both embeddings
+// purpose: memories of the given ids in one namespace (any status), with their current
+//          content and context vectors (the vector nodes their vec_hash / ctx_hash name)
 // parameters: namespace (string), ids (list of string)
 // returns: one row per memory with every scalar property, embedding, context_embedding
 // mode: read
 MATCH (m:Memory {namespace: $namespace})
 WHERE m.id IN $ids
+OPTIONAL MATCH (v:ContentVector {namespace: $namespace, id: m.id, hash: m.vec_hash})
+OPTIONAL MATCH (c:ContextVector {namespace: $namespace, id: m.id, hash: m.ctx_hash})
 RETURN m.id AS id,
        m.namespace AS namespace,
        m.content AS content,
@@ -29,4 +32,4 @@ RETURN m.id AS id,
        m.content_hash AS content_hash,
        m.keywords AS keywords,
        m.context_keywords AS context_keywords,
-       m.embedding AS embedding, m.context_embedding AS context_embedding
+       v.vector AS embedding, c.vector AS context_embedding

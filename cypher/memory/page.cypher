@@ -1,10 +1,13 @@
 // name: memory/page
 // purpose: a page of a namespace's memories in insertion order, with vectors (export)
 // parameters: namespace (string), after_seq (int), page (int)
-// returns: one row per memory with every property and its seq
+// returns: one row per memory with every property, its vectors and its seq
 // mode: read
 MATCH (m:Memory {namespace: $namespace})
 WHERE m.seq > $after_seq
+WITH m ORDER BY m.seq LIMIT $page
+OPTIONAL MATCH (v:ContentVector {namespace: $namespace, id: m.id, hash: m.vec_hash})
+OPTIONAL MATCH (c:ContextVector {namespace: $namespace, id: m.id, hash: m.ctx_hash})
 RETURN m.seq AS seq, m.id AS id,
        m.namespace AS namespace,
        m.content AS content,
@@ -29,6 +32,5 @@ RETURN m.seq AS seq, m.id AS id,
        m.content_hash AS content_hash,
        m.keywords AS keywords,
        m.context_keywords AS context_keywords,
-       m.embedding AS embedding, m.context_embedding AS context_embedding
-ORDER BY m.seq
-LIMIT $page
+       v.vector AS embedding, c.vector AS context_embedding
+ORDER BY seq

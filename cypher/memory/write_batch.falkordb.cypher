@@ -3,10 +3,16 @@
 // purpose: apply one WriteBatch atomically in a single statement (FalkorDB has no
 //          multi-statement transactions): delete edges, delete memories (DETACH), upsert
 //          memories whole, upsert edges per type (relationship types come from this file,
-//          never from input). A memory given without embedding keeps its stored vectors.
+//          never from input).
+//          Vectors live on append-only (:ContentVector) / (:ContextVector) nodes keyed by
+//          (namespace, id, hash): a changed vector gets a new node and the memory's vec_hash /
+//          ctx_hash points at it; stale nodes are filtered by that hash and vacuumed later.
+//          Never SET or DELETE an indexed vector node: FalkorDB 4.16 loses HNSW hits then
+//          (ADR 0003). A memory given without embedding keeps its stored vectors.
 // parameters: namespace (string); delete_edges (list of {source_id, target_id, type});
 //             delete_ids (list of string); memories (list of {id, seq, props (map of scalar
-//             properties), embedding (list|null), context_embedding (list|null)});
+//             properties), embedding (list|null), vec_hash (string|null),
+//             context_embedding (list|null), ctx_hash (string|null)});
 //             causes, references, similar_to, contradicts, summarizes, follows (lists of {source_id, target_id, score,
 //             created_at, source})
 // returns: done (1)
@@ -23,11 +29,16 @@ WITH count(*) AS memories_deleted
 UNWIND $memories AS p
 MERGE (m:Memory {namespace: $namespace, id: p.id})
 ON CREATE SET m.seq = p.seq
+WITH m, p, m.vec_hash AS old_vec, m.ctx_hash AS old_ctx
 SET m += p.props
-SET m.embedding = CASE WHEN p.embedding IS NULL THEN m.embedding ELSE vecf32(p.embedding) END,
-    m.context_embedding = CASE WHEN p.embedding IS NULL THEN m.context_embedding
-                               WHEN p.context_embedding IS NULL THEN NULL
-                               ELSE vecf32(p.context_embedding) END
+FOREACH (_ IN CASE WHEN p.embedding IS NOT NULL AND (old_vec IS NULL OR old_vec <> p.vec_hash)
+              THEN [1] ELSE [] END |
+  CREATE (:ContentVector {namespace: $namespace, id: p.id, hash: p.vec_hash, vector: vecf32(p.embedding)}))
+FOREACH (_ IN CASE WHEN p.context_embedding IS NOT NULL
+                    AND (old_ctx IS NULL OR old_ctx <> p.ctx_hash) THEN [1] ELSE [] END |
+  CREATE (:ContextVector {namespace: $namespace, id: p.id, hash: p.ctx_hash, vector: vecf32(p.context_embedding)}))
+SET m.vec_hash = CASE WHEN p.embedding IS NULL THEN old_vec ELSE p.vec_hash END,
+    m.ctx_hash = CASE WHEN p.embedding IS NULL THEN old_ctx ELSE p.ctx_hash END
 WITH count(*) AS memories_written
 UNWIND $causes AS e
 MATCH (a:Memory {namespace: $namespace, id: e.source_id}), (b:Memory {namespace: $namespace, id: e.target_id})

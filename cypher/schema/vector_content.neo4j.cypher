@@ -1,9 +1,9 @@
 // name: schema/vector_content
 // dialect: neo4j
-// purpose: HNSW vector index over content embeddings (cosine)
-// parameters: none (dimensions are fixed at 384, the default model)
+// purpose: HNSW vector index (cosine) over the append-only (:ContentVector) nodes
+// parameters: none
 // returns: nothing
 // mode: schema
-CREATE VECTOR INDEX memory_embedding IF NOT EXISTS
-FOR (m:Memory) ON (m.embedding)
+CREATE VECTOR INDEX content_vector IF NOT EXISTS
+FOR (v:ContentVector) ON (v.vector)
 OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}

@@ -1,9 +1,9 @@
 // name: schema/vector_context
 // dialect: neo4j
-// purpose: HNSW vector index over "predecessor + this" context embeddings (cosine)
+// purpose: HNSW vector index (cosine) over the append-only (:ContextVector) nodes
 // parameters: none
 // returns: nothing
 // mode: schema
-CREATE VECTOR INDEX memory_context_embedding IF NOT EXISTS
-FOR (m:Memory) ON (m.context_embedding)
+CREATE VECTOR INDEX context_vector IF NOT EXISTS
+FOR (v:ContextVector) ON (v.vector)
 OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}

@@ -1,19 +1,20 @@
 // name: search/vector
 // dialect: falkordb
-// purpose: approximate nearest memories to a vector, then scoped to a namespace, statuses
-//          and tiers (the index is global: the adapter over-fetches and widens when short).
-//          FalkorDB's score is a cosine *distance*: similarity = 1 - score.
-// parameters: attribute (string: 'embedding' | 'context_embedding', from an allow-list),
-//             fetch (int), vector (list of float), namespace (string),
-//             statuses (list of string), tiers (list of string | null), k (int)
-// returns: id, similarity (float), fetched (int)
+// purpose: approximate nearest memories to a vector. The index is global and its vector nodes
+//          append-only, so hits are joined to their memory (same namespace, current hash,
+//          wanted statuses / tiers); the adapter widens the fetch while the index returned all
+//          it was asked for but too few survived. FalkorDB's score is a cosine *distance*: similarity = 1 - score.
+// parameters: label (string: 'ContentVector' | 'ContextVector', from an allow-list), fetch (int), vector (list of float), namespace (string),
+//             statuses (list of string), tiers (list of string | null)
+// returns: fetched (int): hits the index returned; matches (list of {id, similarity})
 // mode: read
-CALL db.idx.vector.queryNodes('Memory', $attribute, $fetch, vecf32($vector)) YIELD node, score
-WITH collect({node: node, score: score}) AS hits
-UNWIND hits AS h
-WITH h.node AS node, h.score AS score, size(hits) AS fetched
-WHERE node.namespace = $namespace AND node.status IN $statuses
-  AND ($tiers IS NULL OR node.tier IN $tiers)
-RETURN node.id AS id, 1.0 - score AS similarity, fetched
-ORDER BY similarity DESC
-LIMIT $k
+CALL db.idx.vector.queryNodes($label, 'vector', $fetch, vecf32($vector)) YIELD node, score
+WITH collect({v: node, score: score}) AS hits
+WITH size(hits) AS fetched, hits
+UNWIND (CASE WHEN fetched = 0 THEN [null] ELSE hits END) AS h
+OPTIONAL MATCH (m:Memory {namespace: $namespace, id: h.v.id})
+WHERE h.v.namespace = $namespace AND (m.vec_hash = h.v.hash OR m.ctx_hash = h.v.hash)
+RETURN fetched,
+       collect(CASE WHEN m IS NOT NULL AND m.status IN $statuses
+                         AND ($tiers IS NULL OR m.tier IN $tiers)
+                    THEN {id: m.id, similarity: 1.0 - h.score} END) AS matches

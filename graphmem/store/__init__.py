@@ -1,5 +1,39 @@
-"""Storage: the port (``base.MemoryStore``) and its adapters."""
+"""Storage: the port (``base.MemoryStore``) and its adapters, chosen by ``open_store``."""
 
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphmem.config import GraphMemConfig
 from graphmem.store.base import Counts, MemoryStore, WriteBatch
 
-__all__ = ["Counts", "MemoryStore", "WriteBatch"]
+NEO4J_SCHEMES = ("neo4j://", "neo4j+s://", "neo4j+ssc://", "bolt://", "bolt+s://",
+                 "bolt+ssc://")
+FALKORDB_SCHEMES = ("falkordb://", "falkordb+unix://")
+
+
+def make_store(target: str | Path, config: GraphMemConfig) -> MemoryStore:
+    """The adapter for ``target`` (a data folder or a database URL); not opened yet."""
+    sc = config.store
+    dim = config.embedding.dim
+    text = str(target)
+    if text.startswith(NEO4J_SCHEMES):
+        from graphmem.store.cypher import CypherStore
+        from graphmem.store.neo4j_conn import Neo4jConnection
+
+        pw = sc.neo4j_password.get_secret_value() if sc.neo4j_password else None
+        return CypherStore(Neo4jConnection(text, user=sc.neo4j_user, password=pw,
+                                           database=sc.neo4j_database), dim=dim)
+    if text.startswith(FALKORDB_SCHEMES):
+        from graphmem.store.cypher import CypherStore
+        from graphmem.store.falkordb_conn import FalkorDBConnection
+
+        pw = sc.falkordb_password.get_secret_value() if sc.falkordb_password else None
+        return CypherStore(FalkorDBConnection(text, graph=sc.falkordb_graph, password=pw),
+                           dim=dim)
+    from graphmem.store.sqlite import SQLiteStore
+
+    return SQLiteStore(target, dim=dim, config=sc)
+
+
+__all__ = ["Counts", "MemoryStore", "WriteBatch", "make_store"]

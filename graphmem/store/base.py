@@ -30,7 +30,8 @@ VectorField = Literal["content", "context"]
 class WriteBatch:
     """Everything one logical write changes in a namespace, applied atomically.
 
-    ``memories`` are upserted whole (new or replacing the stored record); ``edges`` are
+    ``memories`` are upserted whole (new or replacing the stored record) - except that a
+    memory given without ``embedding`` keeps both stored vectors; ``edges`` are
     upserted by key (source, target, type). Deleting a memory also deletes its edges.
     Order inside the transaction: delete edges, delete memories, upsert memories, upsert edges.
     """

@@ -36,11 +36,14 @@ _COLS = ("id, namespace, content, kind, tier, base_importance, importance, pinne
          "failure_count, last_promoted_at, source, topic, session_id, metadata, status, "
          "content_hash, keywords, context_keywords")
 _EMB_COLS = ", embedding, context_embedding"
+# a memory upserted without an embedding keeps its stored vectors (metadata-only updates)
 _UPSERT = (
     f"INSERT INTO memories ({_COLS}{_EMB_COLS}) VALUES ({', '.join(['?'] * 26)}) "
     "ON CONFLICT (namespace, id) DO UPDATE SET "
-    + ", ".join(f"{c.strip()} = excluded.{c.strip()}"
-                for c in (_COLS + _EMB_COLS).split(",")[2:])
+    + ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in _COLS.split(",")[2:])
+    + ", embedding = coalesce(excluded.embedding, memories.embedding), "
+    "context_embedding = CASE WHEN excluded.embedding IS NULL THEN memories.context_embedding "
+    "ELSE excluded.context_embedding END"
 )
 _CHUNK = 500
 

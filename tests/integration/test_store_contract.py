@@ -46,12 +46,38 @@ def open_sqlite(tmp_path: Path) -> MemoryStore:
     return s
 
 
-ADAPTERS = {"sqlite": open_sqlite}
+def open_falkordb(request: pytest.FixtureRequest) -> MemoryStore:
+    from tests.conftest import open_falkordb_store
+
+    store: MemoryStore = open_falkordb_store(request.getfixturevalue("falkordb_server"))
+    return store
 
 
-@pytest.fixture(params=sorted(ADAPTERS))
+def open_neo4j(request: pytest.FixtureRequest) -> MemoryStore:
+    import os
+
+    uri = os.environ.get("GRAPHMEM_NEO4J_URI")
+    if not uri:
+        pytest.skip("Neo4j contract suite: set GRAPHMEM_NEO4J_URI (+ _USER, _PASSWORD) to run")
+    from graphmem.store.cypher import CypherStore
+    from graphmem.store.neo4j_conn import Neo4jConnection
+
+    store = CypherStore(Neo4jConnection(uri, user=os.environ.get("GRAPHMEM_NEO4J_USER", "neo4j"),
+                                        password=os.environ.get("GRAPHMEM_NEO4J_PASSWORD")))
+    store.open()
+    from graphmem.cypher import Statement
+
+    # a shared database: start each test from empty contract namespaces and leases
+    wipe = Statement("test/wipe", "neo4j",
+                     "MATCH (n) WHERE n.namespace IN $ns OR n:GraphmemLease DETACH DELETE n", {})
+    store.conn.run(wipe, {"ns": [NS, "other"]}, write=True)
+    return store
+
+
+@pytest.fixture(params=["sqlite", "falkordb", "neo4j"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
-    s = ADAPTERS[request.param](tmp_path)
+    s = (open_sqlite(tmp_path) if request.param == "sqlite" else
+         open_falkordb(request) if request.param == "falkordb" else open_neo4j(request))
     yield s
     s.close()
 
@@ -108,6 +134,18 @@ def test_upsert_replaces_and_keeps_indexes_in_step(store: MemoryStore) -> None:
     assert store.vector_topk(NS, vec(99), 1, tiers=[Tier.MEDIUM]) == []
 
 
+def test_upsert_without_embedding_keeps_vectors(store: MemoryStore) -> None:
+    store.apply(WriteBatch(NS, memories=[memory(1, context=True), memory(2)]))
+    meta_only = memory(1, tier=Tier.GLACIAL, status=Status.ARCHIVED)
+    meta_only.embedding = None
+    store.apply(WriteBatch(NS, memories=[meta_only]))
+    got = store.get_memories(NS, ["m1"], embeddings=True)["m1"]
+    assert got.tier is Tier.GLACIAL and got.status is Status.ARCHIVED
+    assert np.allclose(got.embedding, vec(1)) and np.allclose(got.context_embedding, vec(1001))
+    assert store.vector_topk(NS, vec(1), 1, statuses=[Status.ARCHIVED])[0][0] == "m1"
+    assert store.vector_topk(NS, vec(1), 1)[0][0] == "m2"
+
+
 def test_vector_topk_orders_and_filters(store: MemoryStore) -> None:
     ms = [memory(i, tier=Tier.FAST if i % 2 else Tier.SLOW) for i in range(20)]
     ms[3].status = Status.ARCHIVED
@@ -139,7 +177,8 @@ def test_keyword_topk_and_field_scores(store: MemoryStore) -> None:
     store.apply(WriteBatch(NS, memories=[a, b, c]))
     top = store.keyword_topk(NS, ["deploy", "migrat"], 10)
     assert top[0][0] == "m1" and {i for i, _ in top} == {"m1", "m2", "m3"}
-    assert all(s > 0 for _, s in top)
+    assert all(s >= 0 for _, s in top) and [s for _, s in top] == sorted(
+        (s for _, s in top), reverse=True)
     assert store.keyword_topk(NS, ["deploy"], 10, tiers=[Tier.FAST]) == []
     assert [i for i, _ in store.keyword_topk(NS, ["tea"], 10)] == ["m3"]
     kw, ctx = store.keyword_stats(NS, ["deploy", "tea", "none"])

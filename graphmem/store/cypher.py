@@ -1,0 +1,365 @@
+"""Cypher adapter: the store port over Neo4j 5 or FalkorDB, every statement from ``cypher/``.
+
+Stateless (no caches), so several API replicas can share one database. Values go in as
+parameters only; relationship types and index/attribute names come from allow-lists in the
+statement files or this module, never from input. A ``WriteBatch`` is one statement, so it is
+atomic on FalkorDB (which has no multi-statement transactions) as on Neo4j.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Collection, Iterator, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import numpy as np
+
+from graphmem import cypher
+from graphmem.bm25 import TermStats
+from graphmem.errors import StoreError
+from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status, Tier
+from graphmem.store.base import Counts, EdgeKey, VectorField, WriteBatch
+
+log = logging.getLogger(__name__)
+
+SCHEMA = {
+    "falkordb": ["schema/memory_lookup", "schema/vector_key_content", "schema/vector_key_context",
+                 "schema/vector_content", "schema/vector_context", "schema/fulltext"],
+    "neo4j": ["schema/memory_key", "schema/memory_lookup", "schema/memory_time",
+              "schema/memory_hash", "schema/memory_created", "schema/vector_key_content",
+              "schema/vector_key_context", "schema/vector_content", "schema/vector_context",
+              "schema/fulltext"],
+}
+_VECTOR_TARGET = {  # allow-list: field -> (parameter name, index (Neo4j) / label (FalkorDB))
+    "neo4j": {"content": ("index", "content_vector"), "context": ("index", "context_vector")},
+    "falkordb": {"content": ("label", "ContentVector"), "context": ("label", "ContextVector")},
+}
+_MAX_FETCH = 20_000
+
+
+class Connection(Protocol):
+    dialect: str
+
+    def open(self) -> None: ...
+    def close(self) -> None: ...
+    def run(self, statement: cypher.Statement, params: dict[str, Any] | None = None, *,
+            write: bool = False) -> list[dict[str, Any]]: ...
+    def ensure_schema(self, statements: list[cypher.Statement]) -> None: ...
+
+
+def _ts(value: datetime | None) -> float | None:
+    return None if value is None else value.timestamp()
+
+
+def _dt(value: Any) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(float(value), UTC)
+
+
+def _vector(value: Any) -> np.ndarray | None:
+    return None if value is None else np.asarray(value, dtype=np.float32)
+
+
+def _floats(vector: np.ndarray | None) -> list[float] | None:
+    return None if vector is None else [float(x) for x in vector]
+
+
+def _hash(vector: np.ndarray | None) -> str | None:
+    if vector is None:
+        return None
+    data = np.asarray(vector, dtype=np.float32).tobytes()
+    return hashlib.blake2b(data, digest_size=12).hexdigest()
+
+
+def _props(m: Memory) -> dict[str, Any]:
+    kw, ctx = m.keywords.split(), m.context_keywords.split()
+    return {
+        "content": m.content, "kind": m.kind.value, "tier": m.tier.value,
+        "base_importance": m.base_importance, "importance": m.importance, "pinned": m.pinned,
+        "created_at": _ts(m.created_at), "updated_at": _ts(m.updated_at),
+        "last_accessed_at": _ts(m.last_accessed_at), "access_count": m.access_count,
+        "surprise_score": m.surprise_score, "success_count": m.success_count,
+        "failure_count": m.failure_count, "last_promoted_at": _ts(m.last_promoted_at),
+        "source": m.source, "topic": m.topic, "session_id": m.session_id,
+        "metadata": json.dumps(m.metadata, sort_keys=True), "status": m.status.value,
+        "content_hash": m.content_hash, "keywords": m.keywords,
+        "context_keywords": m.context_keywords, "kw_terms": sorted(set(kw)),
+        "kw_len": len(kw), "ctx_terms": sorted(set(ctx)), "ctx_len": len(ctx),
+    }
+
+
+def _memory(row: dict[str, Any]) -> Memory:
+    return Memory(
+        id=row["id"], namespace=row["namespace"], content=row["content"],
+        kind=Kind(row["kind"]), tier=Tier(row["tier"]),
+        base_importance=float(row["base_importance"]), importance=float(row["importance"]),
+        pinned=bool(row["pinned"]), created_at=_dt(row["created_at"]),  # type: ignore[arg-type]
+        updated_at=_dt(row["updated_at"]),  # type: ignore[arg-type]
+        last_accessed_at=_dt(row["last_accessed_at"]),  # type: ignore[arg-type]
+        access_count=int(row["access_count"]), surprise_score=float(row["surprise_score"]),
+        success_count=int(row["success_count"]), failure_count=int(row["failure_count"]),
+        last_promoted_at=_dt(row["last_promoted_at"]), source=row["source"],
+        topic=row["topic"], session_id=row["session_id"],
+        metadata=json.loads(row["metadata"] or "{}"), status=Status(row["status"]),
+        content_hash=row["content_hash"], keywords=row["keywords"] or "",
+        context_keywords=row["context_keywords"] or "",
+        embedding=_vector(row.get("embedding")),
+        context_embedding=_vector(row.get("context_embedding")),
+    )
+
+
+def _edge(namespace: str, row: dict[str, Any]) -> Relation:
+    return Relation(row["source_id"], row["target_id"], RelationType(row["type"]), namespace,
+                    None if row["score"] is None else float(row["score"]),
+                    _dt(row["created_at"]),  # type: ignore[arg-type]
+                    EdgeSource(row["source"] or "explicit"))
+
+
+class CypherStore:
+    """The store port over a ``Connection`` (``Neo4jConnection`` or ``FalkorDBConnection``)."""
+
+    def __init__(self, connection: Connection, *, dim: int = 384) -> None:
+        self.conn = connection
+        self.dialect = connection.dialect
+        self.dim = dim
+
+    def _st(self, name: str) -> cypher.Statement:
+        return cypher.load(name, self.dialect)
+
+    def _run(self, statement: str, write: bool = False, **params: Any) -> list[dict[str, Any]]:
+        return self.conn.run(self._st(statement), params, write=write)
+
+    # lifecycle ------------------------------------------------------------------------------
+    def open(self) -> None:
+        self.conn.open()
+        self.conn.ensure_schema([self._st(n) for n in SCHEMA[self.dialect]])
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def ping(self) -> None:
+        self._run("schema/ping")
+
+    # writes ---------------------------------------------------------------------------------
+    def apply(self, batch: WriteBatch) -> None:
+        if not batch:
+            return
+        ns = batch.namespace
+        if any(m.namespace != ns for m in batch.memories) or any(
+                e.namespace != ns for e in batch.edges):
+            raise StoreError("a write batch spans one namespace")
+        first = 0
+        if batch.memories:
+            last = int(self._run("memory/reserve_seq", True, namespace=ns,
+                                 count=len(batch.memories))[0]["last"])
+            first = last - len(batch.memories) + 1
+        params: dict[str, Any] = {
+            "namespace": ns,
+            "delete_edges": [{"source_id": s, "target_id": t, "type": ty.value}
+                             for s, t, ty in batch.delete_edges],
+            "delete_ids": list(batch.delete_memories),
+            "memories": [{"id": m.id, "seq": first + i, "props": _props(m),
+                          "embedding": _floats(m.embedding), "vec_hash": _hash(m.embedding),
+                          "context_embedding": _floats(m.context_embedding),
+                          "ctx_hash": _hash(m.context_embedding)}
+                         for i, m in enumerate(batch.memories)],
+        }
+        for rtype in RelationType:
+            params[rtype.value.lower()] = [
+                {"source_id": e.source_id, "target_id": e.target_id, "score": e.score,
+                 "created_at": _ts(e.created_at), "source": e.source.value}
+                for e in batch.edges if e.type is rtype]
+        self.conn.run(self._st("memory/write_batch"), params, write=True)
+
+    def touch(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
+        if ids:
+            self._run("memory/touch", True, namespace=namespace, ids=list(ids),
+                      at=at.timestamp())
+
+    # reads ----------------------------------------------------------------------------------
+    def get_memories(self, namespace: str, ids: Sequence[str], *,
+                     embeddings: bool = False) -> dict[str, Memory]:
+        if not ids:
+            return {}
+        name = "memory/get_with_vectors" if embeddings else "memory/get"
+        rows = self._run(name, namespace=namespace, ids=list(dict.fromkeys(ids)))
+        return {r["id"]: _memory(r) for r in rows}
+
+    def find_by_hash(self, namespace: str, hashes: Collection[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        if hashes:
+            for r in self._run("memory/find_by_hash", namespace=namespace,
+                               hashes=list(set(hashes))):
+                out.setdefault(r["content_hash"], r["id"])
+        return out
+
+    def session_members(self, namespace: str, session_id: str) -> list[tuple[str, datetime]]:
+        rows = self._run("memory/session_members", namespace=namespace, session_id=session_id)
+        return [(r["id"], _dt(r["created_at"])) for r in rows]  # type: ignore[misc]
+
+    def time_window(self, namespace: str, anchor: Memory, *, before: int, after: int,
+                    session_only: bool,
+                    statuses: Collection[Status] = (Status.ACTIVE, Status.ARCHIVED),
+                    ) -> tuple[list[Memory], list[Memory]]:
+        rows = self._run("memory/anchor", namespace=namespace, id=anchor.id)
+        if not rows:
+            return [], []
+        common = {"namespace": namespace, "created_at": rows[0]["created_at"],
+                  "seq": rows[0]["seq"], "statuses": [s.value for s in statuses],
+                  "session_id": anchor.session_id if session_only else None}
+        earlier = ([_memory(r) for r in self._run("memory/time_before", limit=before, **common)]
+                   if before > 0 else [])
+        later = ([_memory(r) for r in self._run("memory/time_after", limit=after, **common)]
+                 if after > 0 else [])
+        return earlier, later
+
+    def iter_memories(self, namespace: str, *, page: int = 1000) -> Iterator[list[Memory]]:
+        after = -1
+        while True:
+            rows = self._run("memory/page", namespace=namespace, after_seq=after, page=page)
+            if not rows:
+                return
+            after = int(rows[-1]["seq"])
+            yield [_memory(r) for r in rows]
+
+    def iter_edges(self, namespace: str, *, page: int = 5000) -> Iterator[list[Relation]]:
+        skip = 0
+        while True:
+            rows = self._run("edge/page", namespace=namespace, skip=skip, page=page)
+            if not rows:
+                return
+            skip += len(rows)
+            yield [_edge(namespace, r) for r in rows]
+
+    def namespaces(self) -> list[str]:
+        return [r["namespace"] for r in self._run("memory/namespaces")]
+
+    def counts(self, namespace: str) -> Counts:
+        mem = self._run("memory/counts", namespace=namespace)
+        edges = self._run("edge/counts", namespace=namespace)
+        return Counts(
+            memories={(Tier(r["tier"]), Status(r["status"]), r["kind"]): int(r["n"])
+                      for r in mem},
+            edges={RelationType(r["type"]): int(r["n"]) for r in edges},
+        )
+
+    # graph ----------------------------------------------------------------------------------
+    def edges_of(self, namespace: str, ids: Collection[str],
+                 types: Collection[RelationType] | None = None) -> list[Relation]:
+        if not ids:
+            return []
+        params = {"namespace": namespace, "ids": list(ids),
+                  "types": None if types is None else [t.value for t in types]}
+        out: dict[EdgeKey, Relation] = {}
+        for name in ("edge/out_of", "edge/into"):
+            for r in self.conn.run(self._st(name), params):
+                e = _edge(namespace, r)
+                out[e.key] = e
+        return list(out.values())
+
+    def neighbourhood(self, namespace: str, seeds: Collection[str], depth: int, *,
+                      types: Collection[RelationType] | None = None,
+                      max_nodes: int = 1000) -> list[Relation]:
+        seen = set(seeds)
+        frontier = list(seen)
+        out: dict[EdgeKey, Relation] = {}
+        for _ in range(depth):
+            if not frontier:
+                break
+            nxt: list[str] = []
+            frontier_set = set(frontier)
+            for e in self.edges_of(namespace, frontier, types):
+                for node, other in ((e.source_id, e.target_id), (e.target_id, e.source_id)):
+                    if node not in frontier_set:
+                        continue
+                    if other not in seen:
+                        if len(seen) >= max_nodes:
+                            continue
+                        seen.add(other)
+                        nxt.append(other)
+                    out[e.key] = e
+            frontier = nxt
+        return list(out.values())
+
+    # search ---------------------------------------------------------------------------------
+    def vector_topk(self, namespace: str, vector: np.ndarray, k: int, *,
+                    field: VectorField = "content", tiers: Collection[Tier] | None = None,
+                    statuses: Collection[Status] = (Status.ACTIVE,)) -> list[tuple[str, float]]:
+        if k <= 0:
+            return []
+        key, target = _VECTOR_TARGET[self.dialect][field]
+        params: dict[str, Any] = {
+            "vector": [float(x) for x in vector], "namespace": namespace,
+            "statuses": [s.value for s in statuses],
+            "tiers": None if tiers is None else [t.value for t in tiers], key: target,
+        }
+        fetch = max(4 * k, 64)
+        while True:
+            rows = self._run("search/vector", fetch=fetch, **params)
+            row = rows[0] if rows else {"fetched": 0, "matches": []}
+            best: dict[str, float] = {}
+            for m in row["matches"] or []:
+                best[m["id"]] = max(float(m["similarity"]), best.get(m["id"], -2.0))
+            matches = sorted(best.items(), key=lambda p: -p[1])
+            # enough hits, or the index gave fewer than asked (exhausted), or the cap: done;
+            # else other namespaces / statuses crowded the fetch out: widen it
+            if len(matches) >= k or int(row["fetched"]) < fetch or fetch >= _MAX_FETCH:
+                return matches[:k]
+            fetch = min(fetch * 4, _MAX_FETCH)
+
+    def vector_topk_many(self, namespace: str, vectors: np.ndarray, k: int, *,
+                         statuses: Collection[Status] = (Status.ACTIVE,),
+                         ) -> list[list[tuple[str, float]]]:
+        return [self.vector_topk(namespace, v, k, statuses=statuses) for v in vectors]
+
+    def keyword_topk(self, namespace: str, terms: Sequence[str], k: int, *,
+                     field_weights: tuple[float, float] = (1.0, 0.5),
+                     tiers: Collection[Tier] | None = None,
+                     statuses: Collection[Status] = (Status.ACTIVE,)) -> list[tuple[str, float]]:
+        words = [t for t in dict.fromkeys(terms) if t.isalnum()]
+        if not words or k <= 0:
+            return []
+        query = "|".join(words) if self.dialect == "falkordb" else " ".join(words)
+        rows = self._run("search/keyword", query=query, namespace=namespace,
+                         statuses=[s.value for s in statuses], k=k,
+                         tiers=None if tiers is None else [t.value for t in tiers])
+        return [(r["id"], float(r["score"])) for r in rows]
+
+    def keyword_stats(self, namespace: str, terms: Sequence[str]
+                      ) -> tuple[TermStats, TermStats]:
+        out = []
+        for field in ("keywords", "context_keywords"):
+            rows = self._run("memory/keyword_stats", namespace=namespace, field=field,
+                             terms=list(terms))
+            row = rows[0] if rows else {"docs": 0, "total_length": 0, "matched": []}
+            docs = int(row["docs"] or 0)
+            df = dict.fromkeys(terms, 0)
+            for held in row["matched"] or []:
+                for t in held:
+                    df[t] += 1
+            avg = (int(row["total_length"] or 0) / docs) if docs else 0.0
+            out.append(TermStats(docs, avg, df))
+        return out[0], out[1]
+
+    def vacuum(self) -> int:
+        """Delete vector nodes no memory points at; on FalkorDB rebuild the vector indexes
+        after deletes (ADR 0003). Returns the vector nodes deleted."""
+        deleted = 0
+        for field in ("content", "context"):
+            n = int(self._run(f"memory/vacuum_{field}", True)[0]["deleted"])
+            deleted += n
+            if n and self.dialect == "falkordb":
+                self.conn.ensure_schema([self._st(f"schema/drop_vector_{field}"),
+                                         self._st(f"schema/vector_{field}")])
+        return deleted
+
+    # jobs -----------------------------------------------------------------------------------
+    def acquire_lease(self, name: str, owner: str, until: datetime, now: datetime) -> bool:
+        rows = self._run("lease/acquire", True, name=name, owner=owner,
+                         until=until.timestamp(), now=now.timestamp())
+        return bool(rows) and rows[0]["owner"] == owner
+
+    def release_lease(self, name: str, owner: str) -> None:
+        self._run("lease/release", True, name=name, owner=owner)

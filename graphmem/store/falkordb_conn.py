@@ -1,0 +1,85 @@
+"""FalkorDB connection (native client over the redis protocol; never Bolt, see SPEC §8).
+
+The only module that imports ``falkordb``. Each statement runs as one atomic GRAPH.QUERY;
+driver errors become ``StoreError`` here.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from graphmem.cypher import Statement
+from graphmem.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+
+class FalkorDBConnection:
+    dialect = "falkordb"
+
+    def __init__(self, url: str, *, graph: str = "graphmem", password: str | None = None) -> None:
+        """``falkordb://host:port`` or ``falkordb+unix:///path/to/redis.sock``."""
+        self.url = url
+        self.graph_name = graph
+        self._password = password
+        self._db: Any = None
+        self._graph: Any = None
+
+    def open(self) -> None:
+        from falkordb import FalkorDB
+
+        u = urlparse(self.url)
+        try:
+            if u.scheme == "falkordb+unix":
+                self._db = FalkorDB(unix_socket_path=unquote(u.path), password=self._password)
+            elif u.scheme in ("falkordb", "redis"):
+                self._db = FalkorDB(host=u.hostname or "localhost", port=u.port or 6379,
+                                    password=self._password or u.password)
+            else:
+                raise StoreError(f"not a FalkorDB URL: {self.url!r}")
+            self._graph = self._db.select_graph(self.graph_name)
+            self._graph.query("RETURN 1")
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise StoreError(f"cannot connect to FalkorDB at {self.url}: {exc}") from exc
+
+    def close(self) -> None:
+        if self._db is not None:
+            try:
+                self._db.connection.close()
+            except Exception:  # pragma: no cover - closing a dead connection
+                log.debug("error closing FalkorDB connection", exc_info=True)
+            self._db = self._graph = None
+
+    def run(self, statement: Statement, params: dict[str, Any] | None = None, *,
+            write: bool = False) -> list[dict[str, Any]]:
+        if self._graph is None:
+            raise StoreError("FalkorDB connection is not open")
+        try:
+            if write:
+                result = self._graph.query(statement.text, params or {})
+            else:
+                result = self._graph.ro_query(statement.text, params or {})
+        except Exception as exc:
+            raise StoreError(f"{statement.name} failed: {exc}") from exc
+        names = [h[1] if isinstance(h, list | tuple) else h for h in (result.header or [])]
+        return [dict(zip(names, row, strict=False)) for row in result.result_set or []]
+
+    def ensure_schema(self, statements: list[Statement]) -> None:
+        """Create indexes and the unique (namespace, id) constraint; existing ones are kept."""
+        for st in statements:
+            try:
+                self._graph.query(st.text)
+            except Exception as exc:
+                if "already" not in str(exc).lower():
+                    raise StoreError(f"{st.name} failed: {exc}") from exc
+        try:
+            self._db.connection.execute_command(
+                "GRAPH.CONSTRAINT", "CREATE", self.graph_name, "UNIQUE", "NODE", "Memory",
+                "PROPERTIES", 2, "namespace", "id")
+        except Exception as exc:
+            if "already" not in str(exc).lower():
+                raise StoreError(f"cannot create the (namespace, id) constraint: {exc}") from exc
