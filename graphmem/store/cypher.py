@@ -298,7 +298,7 @@ class CypherStore:
         fetch = max(4 * k, 64)
         while True:
             rows = self._run("search/vector", fetch=fetch, **params)
-            row = rows[0] if rows else {"fetched": 0, "matches": []}
+            row: dict[str, Any] = rows[0] if rows else {"fetched": 0, "matches": []}
             best: dict[str, float] = {}
             for m in row["matches"] or []:
                 best[m["id"]] = max(float(m["similarity"]), best.get(m["id"], -2.0))
@@ -333,7 +333,8 @@ class CypherStore:
         for field in ("keywords", "context_keywords"):
             rows = self._run("memory/keyword_stats", namespace=namespace, field=field,
                              terms=list(terms))
-            row = rows[0] if rows else {"docs": 0, "total_length": 0, "matched": []}
+            row: dict[str, Any] = (rows[0] if rows else
+                                   {"docs": 0, "total_length": 0, "matched": []})
             docs = int(row["docs"] or 0)
             df = dict.fromkeys(terms, 0)
             for held in row["matched"] or []:
