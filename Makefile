@@ -17,7 +17,14 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
-install: $(STAMP)
+NPM_STAMP := tests/cypher/node_modules/.installed
+
+$(NPM_STAMP): tests/cypher/package.json tests/cypher/package-lock.json
+	# Neo4j's Cypher parser for the Neo4j-dialect statements (tests/cypher/lint.mjs)
+	npm ci --prefix tests/cypher --no-audit --no-fund
+	touch $(NPM_STAMP)
+
+install: $(STAMP) $(NPM_STAMP)
 
 demo: $(STAMP)  ## store a small memory set with relations, retrieve, print terms and paths
 	rm -rf $(DATA)/demo-run
@@ -27,10 +34,10 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-test: $(STAMP) lint  ## lint + the default test suite (slow tests deselected)
+test: $(STAMP) $(NPM_STAMP) lint  ## lint + the default test suite (slow tests deselected)
 	$(PY) -m pytest -m "not slow" -q
 
-test-all: $(STAMP) lint
+test-all: $(STAMP) $(NPM_STAMP) lint
 	$(PY) -m pytest -q
 
 bench: $(STAMP)  ## write throughput, retrieval latency, RSS and disk (10k memories)

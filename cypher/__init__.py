@@ -15,6 +15,9 @@ DIALECTS = ("neo4j", "falkordb")
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
+HEADER_KEYS = ("name", "dialect", "purpose", "parameters", "returns", "mode")
+
+
 @dataclass(frozen=True, slots=True)
 class Statement:
     name: str
@@ -23,22 +26,43 @@ class Statement:
     header: dict[str, str]
 
     @property
+    def body(self) -> str:
+        """The statement without its ``//`` header and Neo4j Browser ``:param`` lines."""
+        return "\n".join(line for line in self.text.splitlines()
+                         if not line.lstrip().startswith(("//", ":"))).strip()
+
+    @property
     def parameters(self) -> set[str]:
         """Parameters the statement body uses (``$name``)."""
-        body = "\n".join(line for line in self.text.splitlines()
-                         if not line.lstrip().startswith("//"))
-        return set(_PARAM.findall(body))
+        return set(_PARAM.findall(self.body))
+
+    @property
+    def browser_params(self) -> dict[str, str]:
+        """The ``:param name => value`` examples of a Browser query (values as written)."""
+        out = {}
+        for line in self.text.splitlines():
+            stripped = line.strip()
+            if stripped.startswith(":param "):
+                key, _, value = stripped[len(":param "):].partition("=>")
+                out[key.strip()] = value.strip()
+        return out
 
 
 def _parse_header(text: str) -> dict[str, str]:
+    """``// key: value`` lines; ``//`` lines indented further continue the previous key."""
     header: dict[str, str] = {}
+    last: str | None = None
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped.startswith("//"):
             break
-        key, sep, value = stripped[2:].partition(":")
-        if sep:
-            header[key.strip().lower()] = value.strip()
+        content = stripped[2:]
+        key, sep, value = content.strip().partition(":")
+        if sep and key.strip().lower() in HEADER_KEYS and not content.startswith("  "):
+            last = key.strip().lower()
+            header[last] = value.strip()
+        elif last is not None:
+            header[last] += " " + content.strip()
     return header
 
 

@@ -13,8 +13,9 @@
 //             delete_ids (list of string); memories (list of {id, seq, props (map of scalar
 //             properties), embedding (list|null), vec_hash (string|null),
 //             context_embedding (list|null), ctx_hash (string|null)});
-//             causes, references, similar_to, contradicts, summarizes, follows (lists of {source_id, target_id, score,
-//             created_at, source})
+//             causes (list), references (list), similar_to (list), contradicts (list),
+//             summarizes (list), follows (list): the edges to upsert by type, each
+//             {source_id, target_id, score, created_at, source}
 // returns: done (1)
 // mode: write
 UNWIND $delete_edges AS d

@@ -10,7 +10,7 @@ import logging
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from graphmem.cypher import Statement
+from graphmem.cypher import Statement, load
 from graphmem.errors import StoreError
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ class FalkorDBConnection:
             else:
                 raise StoreError(f"not a FalkorDB URL: {self.url!r}")
             self._graph = self._db.select_graph(self.graph_name)
-            self._graph.query("RETURN 1")
+            self._graph.query(load("schema/ping").body)
         except StoreError:
             raise
         except Exception as exc:
@@ -60,9 +60,9 @@ class FalkorDBConnection:
             raise StoreError("FalkorDB connection is not open")
         try:
             if write:
-                result = self._graph.query(statement.text, params or {})
+                result = self._graph.query(statement.body, params or {})
             else:
-                result = self._graph.ro_query(statement.text, params or {})
+                result = self._graph.ro_query(statement.body, params or {})
         except Exception as exc:
             raise StoreError(f"{statement.name} failed: {exc}") from exc
         names = [h[1] if isinstance(h, list | tuple) else h for h in (result.header or [])]
@@ -72,7 +72,7 @@ class FalkorDBConnection:
         """Create indexes and the unique (namespace, id) constraint; existing ones are kept."""
         for st in statements:
             try:
-                self._graph.query(st.text)
+                self._graph.query(st.body)
             except Exception as exc:
                 if "already" not in str(exc).lower():
                     raise StoreError(f"{st.name} failed: {exc}") from exc

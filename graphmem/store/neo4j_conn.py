@@ -48,7 +48,7 @@ class Neo4jConnection:
             raise StoreError("Neo4j connection is not open")
         try:
             records, _, _ = self._driver.execute_query(
-                statement.text, params or {}, database_=self.database,
+                statement.body, params or {}, database_=self.database,
                 routing_=neo4j.RoutingControl.WRITE if write else neo4j.RoutingControl.READ)
         except Exception as exc:
             raise StoreError(f"{statement.name} failed: {exc}") from exc
