@@ -1,0 +1,131 @@
+"""ANN recall: FalkorDB's HNSW vector search against exact search, at N memories.
+
+Stores N synthetic memories (real or random embeddings) through the Cypher adapter on a local
+FalkorDB server, then for each query compares ``vector_topk(k)`` with the exact top-k by
+cosine (numpy): recall@k, and the latency of the vector search. The HNSW parameters are the
+ones in ``cypher/schema/vector_content.falkordb.cypher``; ``--variants`` also rebuilds the index
+with other (M, efConstruction, efRuntime) to show the trade-off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench import synthetic
+from bench.scale import RandomEmbedder, _latency
+from graphmem.cypher import Statement
+from graphmem.embedding import SentenceTransformerEmbedder
+from graphmem.models import Memory
+from graphmem.store.base import WriteBatch
+from graphmem.store.cypher import CypherStore
+from graphmem.store.falkordb_conn import FalkorDBConnection
+from graphmem.store.falkordb_server import FalkorDBServer
+from graphmem.text import content_hash
+
+VARIANTS = [(16, 100, 10), (16, 200, 100), (32, 200, 200)]
+
+
+def _rebuild(store: CypherStore, m: int, ef_c: int, ef_r: int) -> None:
+    drop = Statement("bench/drop", "falkordb",
+                     "DROP VECTOR INDEX FOR (v:ContentVector) ON (v.vector)", {})
+    create = Statement("bench/create", "falkordb",
+                       "CREATE VECTOR INDEX FOR (v:ContentVector) ON (v.vector) OPTIONS "
+                       "{dimension: 384, similarityFunction: 'cosine', "
+                       f"M: {int(m)}, efConstruction: {int(ef_c)}, efRuntime: {int(ef_r)}}}",
+                       {})
+    store.conn.run(drop, write=True)
+    store.conn.run(create, write=True)
+
+
+def _measure(store: CypherStore, ids: list[str], vecs: np.ndarray, queries: np.ndarray,
+             k: int) -> dict[str, Any]:
+    """Recall of the adapter's vector_topk (which over-fetches 4 x k, at least 64) and of the
+    bare index asked for exactly k, against the exact top-k."""
+    exact = np.argsort(-(queries @ vecs.T), axis=1)[:, :k]
+    recalls, raw, times = [], [], []
+    st = store._st("search/vector")
+    for q, truth in zip(queries, exact, strict=True):
+        want = {ids[j] for j in truth}
+        t0 = time.perf_counter()
+        got = store.vector_topk("bench", q, k)
+        times.append(time.perf_counter() - t0)
+        recalls.append(len({i for i, _ in got} & want) / k)
+        rows = store.conn.run(st, {"label": "ContentVector", "fetch": k, "namespace": "bench",
+                                   "vector": [float(x) for x in q], "statuses": ["active"],
+                                   "tiers": None})
+        raw.append(len({m["id"] for m in rows[0]["matches"]} & want) / k)
+    return {f"recall@{k}": round(float(np.mean(recalls)), 4),
+            f"index_recall@{k}": round(float(np.mean(raw)), 4), "latency": _latency(times)}
+
+
+def run_ann(n: int, *, embeddings: str = "real", queries: int = 200, k: int = 10,
+            variants: bool = False, progress: Any = print) -> dict[str, Any]:
+    emb = SentenceTransformerEmbedder() if embeddings == "real" else RandomEmbedder()
+    texts = synthetic.texts(n)
+    progress(f"embedding {n} memories ({embeddings}) ...")
+    vecs = np.concatenate([emb.embed(texts[i:i + 512]) for i in range(0, n, 512)])
+    qvecs = emb.embed(synthetic.queries(queries))
+    with tempfile.TemporaryDirectory() as tmp, FalkorDBServer(Path(tmp)) as server:
+        store = CypherStore(FalkorDBConnection(server.url, graph="ann"))
+        store.open()
+        ids = [f"m{i}" for i in range(n)]
+        progress(f"writing {n} memories to FalkorDB ...")
+        t0 = time.perf_counter()
+        for i in range(0, n, 500):
+            batch = [Memory(id=ids[j], namespace="bench", content=texts[j],
+                            content_hash=content_hash(texts[j]), embedding=vecs[j])
+                     for j in range(i, min(n, i + 500))]
+            store.apply(WriteBatch("bench", memories=batch))
+        write_s = time.perf_counter() - t0
+        result: dict[str, Any] = {"n": n, "k": k, "embeddings": embeddings,
+                                  "queries": queries, "write_memories_per_s":
+                                  round(n / write_s, 1),
+                                  "default": _measure(store, ids, vecs, qvecs, k)}
+        progress(f"schema defaults: {result['default']}")
+        if variants:
+            result["variants"] = []
+            for m, ef_c, ef_r in VARIANTS:
+                _rebuild(store, m, ef_c, ef_r)
+                r = {"M": m, "efConstruction": ef_c, "efRuntime": ef_r,
+                     **_measure(store, ids, vecs, qvecs, k)}
+                result["variants"].append(r)
+                progress(str(r))
+        store.close()
+    return result
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--n", type=int, default=10_000)
+    p.add_argument("--embeddings", choices=["real", "random"], default="real")
+    p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--variants", action="store_true", help="also try other HNSW parameters")
+    p.add_argument("--out", type=Path, default=None)
+    p.set_defaults(run=_cli)
+
+
+def _cli(args: argparse.Namespace) -> int:
+    r = run_ann(args.n, embeddings=args.embeddings, queries=args.queries, k=args.k,
+                variants=args.variants)
+    rows = [("schema defaults (M 32, efC 200, efR 200)", r["default"])]
+    rows += [(f"M {v['M']}, efC {v['efConstruction']}, efR {v['efRuntime']}", v)
+             for v in r.get("variants", [])]
+    k = args.k
+    print(f"| HNSW parameters ({r['embeddings']} embeddings, n={r['n']}) | vector_topk "
+          f"recall@{k} | index alone recall@{k} | p50 ms | p95 ms |")
+    print("|---|---:|---:|---:|---:|")
+    for label, v in rows:
+        print(f"| {label} | {v[f'recall@{k}']} | {v[f'index_recall@{k}']} | "
+              f"{v['latency']['p50_ms']} | {v['latency']['p95_ms']} |")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(r, indent=2) + "\n")
+        print(f"wrote {args.out}")
+    return 0

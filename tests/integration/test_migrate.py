@@ -1,0 +1,94 @@
+"""Copying a namespace between adapters, both ways, verified; through the CLI too."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+import uuid
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphmem import GraphMemory
+from graphmem.config import GraphMemConfig, StoreConfig
+from graphmem.errors import ConflictError
+from graphmem.migrate import migrate
+from graphmem.store.sqlite import SQLiteStore
+from tests.conftest import Clock, FakeEmbedder, open_falkordb_store
+
+NS = "agent"
+
+
+def _fill(mem: GraphMemory, clock: Clock) -> None:
+    a = mem.store("deploy failed on friday", namespace=NS, importance=0.9, source="ops",
+                  metadata={"ticket": 42, "ok": False})
+    b = mem.store("the migration locked a table", namespace=NS, relations=[("CAUSES", a.id)])
+    mem.relate(b.id, a.id, "CONTRADICTS", namespace=NS)
+    mem.store_many([{"content": f"chat turn {i} about the deploy", "session_id": "c1",
+                     "created_at": clock.now + timedelta(minutes=i)} for i in range(5)],
+                   namespace=NS)
+    mem.store("unrelated note", namespace="other")
+    mem.retrieve("deploy", namespace=NS)  # access bookkeeping changes some fields
+
+
+def _export(mem: GraphMemory) -> str:
+    out = io.StringIO()
+    mem.export_jsonl(out, namespace=NS)
+    return out.getvalue()
+
+
+def test_sqlite_to_falkordb_and_back_is_exact(tmp_path: Path, falkordb_server: Any,
+                                              clock: Clock) -> None:
+    emb = FakeEmbedder()
+    with GraphMemory.open(tmp_path / "a", clock=clock, embedder=emb) as mem:
+        _fill(mem, clock)
+        original = _export(mem)
+    src = SQLiteStore(tmp_path / "a")
+    src.open()
+    mid = open_falkordb_store(falkordb_server)
+    back = SQLiteStore(tmp_path / "b")
+    back.open()
+    try:
+        r1 = migrate(src, mid, NS, page=3)
+        assert r1.ok and r1.memories == 7 and r1.edges > 3 and r1.sampled == 7
+        r2 = migrate(mid, back, NS, page=2)
+        assert (r2.memories, r2.edges) == (r1.memories, r1.edges)
+        with pytest.raises(ConflictError):
+            migrate(src, back, NS)  # occupied target: refused, nothing merged
+        assert back.counts("other").memories == {}  # only the namespace asked for
+    finally:
+        for s in (src, mid, back):
+            s.close()
+    with GraphMemory.open(tmp_path / "b", clock=clock, embedder=emb) as mem:
+        assert _export(mem) == original
+
+
+def test_cli_migrate(tmp_path: Path, falkordb_server: Any, clock: Clock) -> None:
+    gm = (shutil.which("graphmem", path=str(Path(sys.executable).parent))
+          or shutil.which("graphmem"))
+    assert gm
+    with GraphMemory.open(tmp_path / "a", clock=clock, embedder=FakeEmbedder()) as mem:
+        _fill(mem, clock)
+    graph = f"t{uuid.uuid4().hex}"
+    out = subprocess.run([gm, "migrate", "--from", str(tmp_path / "a"), "--to",
+                          falkordb_server.url, "--graph", graph, "--all-namespaces", "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    got = {r["namespace"]: r for r in json.loads(out.stdout)}
+    assert got[NS]["memories"] == 7 and got["other"]["memories"] == 1
+    assert all(r["ok"] for r in got.values())
+    cfg = GraphMemConfig(store=StoreConfig(falkordb_graph=graph))
+    with GraphMemory.open(falkordb_server.url, config=cfg, clock=clock,
+                          embedder=FakeEmbedder()) as mem:
+        assert mem.stats(namespace=NS)["memories"] == 7
+        assert mem.retrieve("deploy failed", namespace=NS)[0].memory.content.startswith(
+            "deploy failed")
+    again = subprocess.run([gm, "migrate", "--from", str(tmp_path / "a"), "--to",
+                            falkordb_server.url, "--graph", graph, "-n", NS],
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 1 and "already holds memories" in again.stderr
