@@ -3,8 +3,8 @@
 Stores N synthetic memories (real or random embeddings) through the Cypher adapter on a local
 FalkorDB server, then for each query compares ``vector_topk(k)`` with the exact top-k by
 cosine (numpy): recall@k, and the latency of the vector search. The HNSW parameters are the
-ones in ``cypher/schema/vector_content.falkordb.cypher``; ``--variants`` also rebuilds the index
-with other (M, efConstruction, efRuntime) to show the trade-off.
+ones in ``cypher/schema/vector_content.falkordb.cypher``
+(ADR 0003 has the parameter sweep that chose them).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import numpy as np
 
 from bench import synthetic
 from bench.scale import RandomEmbedder, _latency
-from graphmem.cypher import Statement
 from graphmem.embedding import SentenceTransformerEmbedder
 from graphmem.models import Memory
 from graphmem.store.base import WriteBatch
@@ -28,20 +27,6 @@ from graphmem.store.cypher import CypherStore
 from graphmem.store.falkordb_conn import FalkorDBConnection
 from graphmem.store.falkordb_server import FalkorDBServer
 from graphmem.text import content_hash
-
-VARIANTS = [(16, 100, 10), (16, 200, 100), (32, 200, 200)]
-
-
-def _rebuild(store: CypherStore, m: int, ef_c: int, ef_r: int) -> None:
-    drop = Statement("bench/drop", "falkordb",
-                     "DROP VECTOR INDEX FOR (v:ContentVector) ON (v.vector)", {})
-    create = Statement("bench/create", "falkordb",
-                       "CREATE VECTOR INDEX FOR (v:ContentVector) ON (v.vector) OPTIONS "
-                       "{dimension: 384, similarityFunction: 'cosine', "
-                       f"M: {int(m)}, efConstruction: {int(ef_c)}, efRuntime: {int(ef_r)}}}",
-                       {})
-    store.conn.run(drop, write=True)
-    store.conn.run(create, write=True)
 
 
 def _measure(store: CypherStore, ids: list[str], vecs: np.ndarray, queries: np.ndarray,
@@ -66,7 +51,7 @@ def _measure(store: CypherStore, ids: list[str], vecs: np.ndarray, queries: np.n
 
 
 def run_ann(n: int, *, embeddings: str = "real", queries: int = 200, k: int = 10,
-            variants: bool = False, progress: Any = print) -> dict[str, Any]:
+            progress: Any = print) -> dict[str, Any]:
     emb = SentenceTransformerEmbedder() if embeddings == "real" else RandomEmbedder()
     texts = synthetic.texts(n)
     progress(f"embedding {n} memories ({embeddings}) ...")
@@ -88,15 +73,7 @@ def run_ann(n: int, *, embeddings: str = "real", queries: int = 200, k: int = 10
                                   "queries": queries, "write_memories_per_s":
                                   round(n / write_s, 1),
                                   "default": _measure(store, ids, vecs, qvecs, k)}
-        progress(f"schema defaults: {result['default']}")
-        if variants:
-            result["variants"] = []
-            for m, ef_c, ef_r in VARIANTS:
-                _rebuild(store, m, ef_c, ef_r)
-                r = {"M": m, "efConstruction": ef_c, "efRuntime": ef_r,
-                     **_measure(store, ids, vecs, qvecs, k)}
-                result["variants"].append(r)
-                progress(str(r))
+        progress(f"schema settings: {result['default']}")
         store.close()
     return result
 
@@ -106,17 +83,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embeddings", choices=["real", "random"], default="real")
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--k", type=int, default=10)
-    p.add_argument("--variants", action="store_true", help="also try other HNSW parameters")
     p.add_argument("--out", type=Path, default=None)
     p.set_defaults(run=_cli)
 
 
 def _cli(args: argparse.Namespace) -> int:
-    r = run_ann(args.n, embeddings=args.embeddings, queries=args.queries, k=args.k,
-                variants=args.variants)
-    rows = [("schema defaults (M 32, efC 200, efR 200)", r["default"])]
-    rows += [(f"M {v['M']}, efC {v['efConstruction']}, efR {v['efRuntime']}", v)
-             for v in r.get("variants", [])]
+    r = run_ann(args.n, embeddings=args.embeddings, queries=args.queries, k=args.k)
+    rows = [("schema settings (M 32, efConstruction 400, efRuntime 400)", r["default"])]
     k = args.k
     print(f"| HNSW parameters ({r['embeddings']} embeddings, n={r['n']}) | vector_topk "
           f"recall@{k} | index alone recall@{k} | p50 ms | p95 ms |")

@@ -6,4 +6,4 @@
 // returns: nothing
 // mode: schema
 CREATE VECTOR INDEX FOR (v:ContextVector) ON (v.vector)
-OPTIONS {dimension: 384, similarityFunction: 'cosine', M: 32, efConstruction: 200, efRuntime: 200}
+OPTIONS {dimension: 384, similarityFunction: 'cosine', M: 32, efConstruction: 400, efRuntime: 400}

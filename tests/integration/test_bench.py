@@ -78,3 +78,13 @@ def test_locomo_metrics_on_known_answers(tmp_path: Path, perfect: bool,
     assert rep["overall"]["questions"] == 2  # the question without evidence is unscored
     for key in ("recall@5", "recall@10", "recall@20", "mrr", "all_evidence_hit@10"):
         assert rep["overall"][key] == expected
+
+
+def test_ann_bench_reports_recall_against_exact() -> None:
+    from bench import ann
+
+    r = ann.run_ann(300, embeddings="random", queries=10, k=5, progress=lambda *_: None)
+    d = r["default"]
+    assert 0.0 <= d["index_recall@5"] <= d["recall@5"] <= 1.0
+    assert d["recall@5"] >= 0.9  # over-fetching 64 of 300 is near-exact
+    assert d["latency"]["p50_ms"] > 0 and r["write_memories_per_s"] > 0
