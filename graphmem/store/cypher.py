@@ -262,15 +262,40 @@ class CypherStore:
     def neighbourhood(self, namespace: str, seeds: Collection[str], depth: int, *,
                       types: Collection[RelationType] | None = None,
                       max_nodes: int = 1000) -> list[Relation]:
+        if depth <= 0 or not seeds:
+            return []
+        if depth <= 2:  # one round trip: a bounded variable-length pattern
+            limit = 20 * max_nodes
+            rows = self._run("edge/neighbourhood", namespace=namespace, seeds=list(seeds),
+                             depth=depth, limit=limit,
+                             types=None if types is None else [t.value for t in types])
+            if len(rows) < limit:
+                edges = [_edge(namespace, r) for r in rows]
+                if types is not None:  # the statement filters too; engines differ on all()
+                    edges = [e for e in edges if e.type in types]
+                return self._breadth_first(namespace, seeds, depth, max_nodes, edges)
+        return self._breadth_first(namespace, seeds, depth, max_nodes, None, types)
+
+    def _breadth_first(self, namespace: str, seeds: Collection[str], depth: int,
+                       max_nodes: int, known: list[Relation] | None,
+                       types: Collection[RelationType] | None = None) -> list[Relation]:
+        """Hop by hop from the seeds, reaching at most ``max_nodes`` nodes (the SQLite
+        adapter's order); over ``known`` edges, or asking the database each hop."""
+        by_node: dict[str, list[Relation]] = {}
+        for e in known or ():
+            by_node.setdefault(e.source_id, []).append(e)
+            by_node.setdefault(e.target_id, []).append(e)
         seen = set(seeds)
         frontier = list(seen)
         out: dict[EdgeKey, Relation] = {}
         for _ in range(depth):
             if not frontier:
                 break
-            nxt: list[str] = []
             frontier_set = set(frontier)
-            for e in self.edges_of(namespace, frontier, types):
+            hop = ([e for n in frontier for e in by_node.get(n, ())] if known is not None
+                   else self.edges_of(namespace, frontier, types))
+            nxt: list[str] = []
+            for e in hop:
                 for node, other in ((e.source_id, e.target_id), (e.target_id, e.source_id)):
                     if node not in frontier_set:
                         continue
