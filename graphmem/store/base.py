@@ -12,7 +12,7 @@ one transaction — all of it or none of it.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
@@ -20,6 +20,7 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 
 from graphmem.bm25 import TermStats
+from graphmem.errors import StoreError
 from graphmem.models import Memory, Relation, RelationType, Status, Tier
 
 EdgeKey = tuple[str, str, RelationType]
@@ -44,6 +45,40 @@ class WriteBatch:
 
     def __bool__(self) -> bool:
         return bool(self.memories or self.edges or self.delete_edges or self.delete_memories)
+
+    def check(self) -> None:
+        """Every record must belong to the batch's namespace."""
+        ns = self.namespace
+        if any(m.namespace != ns for m in self.memories) or any(
+                e.namespace != ns for e in self.edges):
+            raise StoreError("a write batch spans one namespace")
+
+
+def breadth_first(seeds: Collection[str], depth: int, max_nodes: int,
+                  hop: Callable[[list[str]], Iterable[Relation]]) -> list[Relation]:
+    """Edges met walking ``depth`` hops out from the seeds, both directions, reaching at most
+    ``max_nodes`` nodes; ``hop(frontier)`` gives the edges touching the frontier. The one
+    walk order every adapter shares."""
+    seen = set(seeds)
+    frontier = list(seen)
+    out: dict[EdgeKey, Relation] = {}
+    for _ in range(depth):
+        if not frontier:
+            break
+        frontier_set = set(frontier)
+        nxt: list[str] = []
+        for e in hop(frontier):
+            for node, other in ((e.source_id, e.target_id), (e.target_id, e.source_id)):
+                if node not in frontier_set:
+                    continue
+                if other not in seen:
+                    if len(seen) >= max_nodes:
+                        continue
+                    seen.add(other)
+                    nxt.append(other)
+                out[e.key] = e
+        frontier = nxt
+    return list(out.values())
 
 
 @dataclass(slots=True, frozen=True)

@@ -19,9 +19,8 @@ import numpy as np
 
 from graphmem import cypher
 from graphmem.bm25 import TermStats
-from graphmem.errors import StoreError
 from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status, Tier
-from graphmem.store.base import Counts, EdgeKey, VectorField, WriteBatch
+from graphmem.store.base import Counts, EdgeKey, VectorField, WriteBatch, breadth_first
 
 log = logging.getLogger(__name__)
 
@@ -146,10 +145,8 @@ class CypherStore:
     def apply(self, batch: WriteBatch) -> None:
         if not batch:
             return
+        batch.check()
         ns = batch.namespace
-        if any(m.namespace != ns for m in batch.memories) or any(
-                e.namespace != ns for e in batch.edges):
-            raise StoreError("a write batch spans one namespace")
         first = 0
         if batch.memories:
             last = int(self._run("memory/reserve_seq", True, namespace=ns,
@@ -270,43 +267,17 @@ class CypherStore:
                              depth=depth, limit=limit,
                              types=None if types is None else [t.value for t in types])
             if len(rows) < limit:
-                edges = [_edge(namespace, r) for r in rows]
-                if types is not None:  # the statement filters too; engines differ on all()
-                    edges = [e for e in edges if e.type in types]
-                return self._breadth_first(namespace, seeds, depth, max_nodes, edges)
-        return self._breadth_first(namespace, seeds, depth, max_nodes, None, types)
-
-    def _breadth_first(self, namespace: str, seeds: Collection[str], depth: int,
-                       max_nodes: int, known: list[Relation] | None,
-                       types: Collection[RelationType] | None = None) -> list[Relation]:
-        """Hop by hop from the seeds, reaching at most ``max_nodes`` nodes (the SQLite
-        adapter's order); over ``known`` edges, or asking the database each hop."""
-        by_node: dict[str, list[Relation]] = {}
-        for e in known or ():
-            by_node.setdefault(e.source_id, []).append(e)
-            by_node.setdefault(e.target_id, []).append(e)
-        seen = set(seeds)
-        frontier = list(seen)
-        out: dict[EdgeKey, Relation] = {}
-        for _ in range(depth):
-            if not frontier:
-                break
-            frontier_set = set(frontier)
-            hop = ([e for n in frontier for e in by_node.get(n, ())] if known is not None
-                   else self.edges_of(namespace, frontier, types))
-            nxt: list[str] = []
-            for e in hop:
-                for node, other in ((e.source_id, e.target_id), (e.target_id, e.source_id)):
-                    if node not in frontier_set:
-                        continue
-                    if other not in seen:
-                        if len(seen) >= max_nodes:
-                            continue
-                        seen.add(other)
-                        nxt.append(other)
-                    out[e.key] = e
-            frontier = nxt
-        return list(out.values())
+                by_node: dict[str, list[Relation]] = {}
+                for r in rows:
+                    e = _edge(namespace, r)
+                    if types is None or e.type in types:  # engines differ on all()
+                        by_node.setdefault(e.source_id, []).append(e)
+                        by_node.setdefault(e.target_id, []).append(e)
+                return breadth_first(seeds, depth, max_nodes, lambda frontier: [
+                    e for n in frontier for e in by_node.get(n, ())])
+        # the result was cut (a hub): hop by hop, asking the database each time
+        return breadth_first(seeds, depth, max_nodes,
+                             lambda frontier: self.edges_of(namespace, frontier, types))
 
     # search ---------------------------------------------------------------------------------
     def vector_topk(self, namespace: str, vector: np.ndarray, k: int, *,

@@ -7,6 +7,7 @@ driver errors become ``StoreError`` here.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -83,3 +84,17 @@ class FalkorDBConnection:
         except Exception as exc:
             if "already" not in str(exc).lower():
                 raise StoreError(f"cannot create the (namespace, id) constraint: {exc}") from exc
+        self.wait_for_indexes()
+
+    def wait_for_indexes(self, timeout: float = 60.0) -> None:
+        """Indexes build in the background; queries against a building one fail."""
+        status = load("schema/index_status", self.dialect)
+        deadline = time.monotonic() + timeout
+        while True:
+            rows = self.run(status)
+            if all(r["status"] == "OPERATIONAL" for r in rows):
+                return
+            if time.monotonic() > deadline:
+                raise StoreError(f"FalkorDB indexes still building after {timeout:.0f} s: "
+                                 f"{[r for r in rows if r['status'] != 'OPERATIONAL']}")
+            time.sleep(0.05)

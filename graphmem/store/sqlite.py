@@ -23,7 +23,7 @@ from graphmem.bm25 import FieldStats, TermStats
 from graphmem.config import StoreConfig
 from graphmem.errors import StoreError
 from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status, Tier
-from graphmem.store.base import Counts, EdgeKey, VectorField, WriteBatch
+from graphmem.store.base import Counts, EdgeKey, VectorField, WriteBatch, breadth_first
 from graphmem.store.lock import FolderLock
 from graphmem.store.sqlite_schema import migrate
 from graphmem.store.vectors import VectorIndex
@@ -236,10 +236,8 @@ class SQLiteStore:
     def apply(self, batch: WriteBatch) -> None:
         if not batch:
             return
+        batch.check()
         ns = batch.namespace
-        if any(m.namespace != ns for m in batch.memories) or any(
-                e.namespace != ns for e in batch.edges):
-            raise StoreError("a write batch spans one namespace")
         with self._lock:
             adj = self._adj.get(ns, {})
             dropped: set[EdgeKey] = set(batch.delete_edges)
@@ -447,28 +445,9 @@ class SQLiteStore:
     def neighbourhood(self, namespace: str, seeds: Collection[str], depth: int, *,
                       types: Collection[RelationType] | None = None,
                       max_nodes: int = 1000) -> list[Relation]:
-        adj = self._adj.get(namespace, {})
-        seen = set(seeds)
-        frontier = list(seen)
-        out: dict[EdgeKey, Relation] = {}
         with self._lock:
-            for _ in range(depth):
-                nxt: list[str] = []
-                for node in frontier:
-                    for key, e in adj.get(node, {}).items():
-                        if types is not None and e.type not in types:
-                            continue
-                        other = e.target_id if e.source_id == node else e.source_id
-                        if other not in seen:
-                            if len(seen) >= max_nodes:
-                                continue
-                            seen.add(other)
-                            nxt.append(other)
-                        out[key] = e
-                frontier = nxt
-                if not frontier:
-                    break
-        return list(out.values())
+            return breadth_first(seeds, depth, max_nodes,
+                                 lambda frontier: self.edges_of(namespace, frontier, types))
 
     # search ---------------------------------------------------------------------------------
     def vector_topk(self, namespace: str, vector: np.ndarray, k: int, *,
