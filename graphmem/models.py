@@ -99,6 +99,11 @@ class Memory:
     keywords: str = field(default="", repr=False)
     context_keywords: str = field(default="", repr=False)
     context_embedding: np.ndarray | None = field(default=None, repr=False)
+    # Tier dynamics (ADR 0004): the access window that counts accesses within the tier's
+    # half-life, and the relevance retrieval predicted for the memory last time (for surprise).
+    window_start: datetime | None = None
+    window_count: int = 0
+    last_predicted: float | None = None
 
     def copy(self, **changes: Any) -> Memory:
         return replace(self, **changes)
@@ -150,6 +155,34 @@ class Relation:
             "created_at": self.created_at.isoformat(),
             "source": self.source.value,
         }
+
+
+class TransitionKind(enum.StrEnum):
+    PROMOTION = "promotion"
+    DEMOTION = "demotion"
+    EXPIRY = "expiry"
+    EVICTION = "eviction"
+    RESTORE = "restore"
+
+
+@dataclass(slots=True, frozen=True)
+class Transition:
+    """One recorded change of a memory's tier or status, with its reason."""
+
+    memory_id: str
+    kind: TransitionKind
+    from_tier: Tier
+    to_tier: Tier
+    reason: str
+    at: datetime
+    from_status: Status = Status.ACTIVE
+    to_status: Status = Status.ACTIVE
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"memory_id": self.memory_id, "kind": self.kind.value,
+                "from_tier": self.from_tier.value, "to_tier": self.to_tier.value,
+                "from_status": self.from_status.value, "to_status": self.to_status.value,
+                "reason": self.reason, "at": self.at.isoformat()}
 
 
 @dataclass(slots=True, frozen=True)

@@ -28,4 +28,7 @@ RETURN m.id AS id,
        m.status AS status,
        m.content_hash AS content_hash,
        m.keywords AS keywords,
-       m.context_keywords AS context_keywords
+       m.context_keywords AS context_keywords,
+       m.window_start AS window_start,
+       m.window_count AS window_count,
+       m.last_predicted AS last_predicted

@@ -1,10 +1,12 @@
 // name: memory/page
-// purpose: a page of a namespace's memories in insertion order, with vectors (export)
-// parameters: namespace (string), after_seq (int), page (int)
+// purpose: a page of a namespace's memories (of some statuses, or all) in insertion order,
+//          with vectors (export, migration, maintenance)
+// parameters: namespace (string), after_seq (int), statuses (list of string | null),
+//             page (int)
 // returns: one row per memory with every property, its vectors and its seq
 // mode: read
 MATCH (m:Memory {namespace: $namespace})
-WHERE m.seq > $after_seq
+WHERE m.seq > $after_seq AND ($statuses IS NULL OR m.status IN $statuses)
 WITH m ORDER BY m.seq LIMIT $page
 OPTIONAL MATCH (v:ContentVector {namespace: $namespace, id: m.id, hash: m.vec_hash})
 OPTIONAL MATCH (c:ContextVector {namespace: $namespace, id: m.id, hash: m.ctx_hash})
@@ -32,5 +34,8 @@ RETURN m.seq AS seq, m.id AS id,
        m.content_hash AS content_hash,
        m.keywords AS keywords,
        m.context_keywords AS context_keywords,
+       m.window_start AS window_start,
+       m.window_count AS window_count,
+       m.last_predicted AS last_predicted,
        v.vector AS embedding, c.vector AS context_embedding
 ORDER BY seq

@@ -2,7 +2,7 @@
 // dialect: neo4j
 // purpose: apply one WriteBatch atomically in a single statement (FalkorDB has no
 //          multi-statement transactions): delete edges, delete memories (DETACH), upsert
-//          memories whole, upsert edges per type (relationship types come from this file,
+//          memories whole, patch memories, upsert edges per type, record transitions (relationship types come from this file,
 //          never from input).
 //          Vectors live on append-only (:ContentVector) / (:ContextVector) nodes keyed by
 //          (namespace, id, hash): a changed vector gets a new node and the memory's vec_hash /
@@ -15,7 +15,10 @@
 //             context_embedding (list|null), ctx_hash (string|null)});
 //             causes (list), references (list), similar_to (list), contradicts (list),
 //             summarizes (list), follows (list): the edges to upsert by type, each
-//             {source_id, target_id, score, created_at, source}
+//             {source_id, target_id, score, created_at, source};
+//             patches (list of {id, props}: field-level updates of existing memories);
+//             transitions (list of {memory_id, kind, from_tier, to_tier, from_status,
+//             to_status, reason, at}: the tier dynamics log, (:GraphmemTransition) nodes)
 // returns: done (1)
 // mode: write
 UNWIND $delete_edges AS d
@@ -41,6 +44,10 @@ FOREACH (_ IN CASE WHEN p.context_embedding IS NOT NULL
 SET m.vec_hash = CASE WHEN p.embedding IS NULL THEN old_vec ELSE p.vec_hash END,
     m.ctx_hash = CASE WHEN p.embedding IS NULL THEN old_ctx ELSE p.ctx_hash END
 WITH count(*) AS memories_written
+UNWIND $patches AS p
+MATCH (m:Memory {namespace: $namespace, id: p.id})
+SET m += p.props
+WITH count(*) AS memories_patched
 UNWIND $causes AS e
 MATCH (a:Memory {namespace: $namespace, id: e.source_id}), (b:Memory {namespace: $namespace, id: e.target_id})
 MERGE (a)-[r:CAUSES]->(b)
@@ -77,4 +84,10 @@ MERGE (a)-[r:FOLLOWS]->(b)
 ON CREATE SET r.created_at = e.created_at
 SET r.score = e.score, r.source = e.source
 WITH count(*) AS follows_written
+UNWIND $transitions AS t
+CREATE (:GraphmemTransition {namespace: $namespace, memory_id: t.memory_id, kind: t.kind,
+                             from_tier: t.from_tier, to_tier: t.to_tier,
+                             from_status: t.from_status, to_status: t.to_status,
+                             reason: t.reason, at: t.at})
+WITH count(*) AS transitions_recorded
 RETURN 1 AS done

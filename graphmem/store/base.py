@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
 from graphmem.bm25 import TermStats
 from graphmem.errors import StoreError
-from graphmem.models import Memory, Relation, RelationType, Status, Tier
+from graphmem.models import Memory, Relation, RelationType, Status, Tier, Transition
 
 EdgeKey = tuple[str, str, RelationType]
 VectorField = Literal["content", "context"]
@@ -34,7 +34,8 @@ class WriteBatch:
     ``memories`` are upserted whole (new or replacing the stored record) - except that a
     memory given without ``embedding`` keeps both stored vectors; ``edges`` are
     upserted by key (source, target, type). Deleting a memory also deletes its edges.
-    Order inside the transaction: delete edges, delete memories, upsert memories, upsert edges.
+    Order inside the transaction: delete edges, delete memories, upsert memories, patch
+    memories, upsert edges, record transitions.
     """
 
     namespace: str
@@ -42,16 +43,33 @@ class WriteBatch:
     edges: list[Relation] = field(default_factory=list)
     delete_edges: list[EdgeKey] = field(default_factory=list)
     delete_memories: list[str] = field(default_factory=list)
+    #: field-level updates (id, {field: value}) of existing memories, fields from PATCH_FIELDS:
+    #: bookkeeping and tier dynamics never rewrite content a concurrent update may change
+    patches: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    transitions: list[Transition] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.memories or self.edges or self.delete_edges or self.delete_memories)
+        return bool(self.memories or self.edges or self.delete_edges or self.delete_memories
+                    or self.patches or self.transitions)
 
     def check(self) -> None:
-        """Every record must belong to the batch's namespace."""
+        """Every record must belong to the batch's namespace; patches touch allowed fields."""
         ns = self.namespace
         if any(m.namespace != ns for m in self.memories) or any(
                 e.namespace != ns for e in self.edges):
             raise StoreError("a write batch spans one namespace")
+        for _, fields_ in self.patches:
+            bad = set(fields_) - PATCH_FIELDS
+            if bad:
+                raise StoreError(f"fields {sorted(bad)} cannot be patched")
+
+
+#: the fields a patch may set (scalars of the dynamics and the bookkeeping)
+PATCH_FIELDS = frozenset({
+    "tier", "status", "importance", "base_importance", "pinned", "last_accessed_at",
+    "access_count", "surprise_score", "success_count", "failure_count", "last_promoted_at",
+    "window_start", "window_count", "last_predicted", "updated_at",
+})
 
 
 def breadth_first(seeds: Collection[str], depth: int, max_nodes: int,
@@ -130,8 +148,18 @@ class MemoryStore(Protocol):
         after it (nearest first), in the anchor's session or the whole namespace."""
         ...
 
-    def iter_memories(self, namespace: str, *, page: int = 1000) -> Iterator[list[Memory]]:
-        """Every memory with embeddings, in insertion order, a page at a time."""
+    def iter_memories(self, namespace: str, *, page: int = 1000, embeddings: bool = True,
+                      statuses: Collection[Status] | None = None) -> Iterator[list[Memory]]:
+        """Every memory (of these statuses), in insertion order, a page at a time."""
+        ...
+
+    def transition_counts(self, namespace: str, since: datetime
+                          ) -> list[tuple[str, Tier, Tier, int, int]]:
+        """(kind, from tier, to tier, total, at or after ``since``) of recorded transitions."""
+        ...
+
+    def transitions_of(self, namespace: str, memory_id: str) -> list[Transition]:
+        """A memory's recorded transitions, oldest first."""
         ...
 
     def iter_edges(self, namespace: str, *, page: int = 5000) -> Iterator[list[Relation]]: ...

@@ -8,6 +8,7 @@ atomic on FalkorDB (which has no multi-statement transactions) as on Neo4j.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import logging
@@ -19,16 +20,28 @@ import numpy as np
 
 from graphmem import cypher
 from graphmem.bm25 import TermStats
-from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status, Tier
+from graphmem.models import (
+    EdgeSource,
+    Kind,
+    Memory,
+    Relation,
+    RelationType,
+    Status,
+    Tier,
+    Transition,
+    TransitionKind,
+)
 from graphmem.store.base import Counts, EdgeKey, VectorField, WriteBatch, breadth_first
 
 log = logging.getLogger(__name__)
 
 SCHEMA = {
-    "falkordb": ["schema/memory_lookup", "schema/vector_key_content", "schema/vector_key_context",
+    "falkordb": ["schema/memory_lookup", "schema/transition_lookup", "schema/vector_key_content",
+                 "schema/vector_key_context",
                  "schema/vector_content", "schema/vector_context", "schema/fulltext"],
     "neo4j": ["schema/memory_key", "schema/memory_lookup", "schema/memory_time",
-              "schema/memory_hash", "schema/memory_created", "schema/vector_key_content",
+              "schema/memory_hash", "schema/memory_created", "schema/transition_lookup",
+              "schema/vector_key_content",
               "schema/vector_key_context", "schema/vector_content", "schema/vector_context",
               "schema/fulltext"],
 }
@@ -84,7 +97,9 @@ def _props(m: Memory) -> dict[str, Any]:
         "source": m.source, "topic": m.topic, "session_id": m.session_id,
         "metadata": json.dumps(m.metadata, sort_keys=True), "status": m.status.value,
         "content_hash": m.content_hash, "keywords": m.keywords,
-        "context_keywords": m.context_keywords, "kw_terms": sorted(set(kw)),
+        "context_keywords": m.context_keywords, "window_start": _ts(m.window_start),
+        "window_count": m.window_count, "last_predicted": m.last_predicted,
+        "kw_terms": sorted(set(kw)),
         "kw_len": len(kw), "ctx_terms": sorted(set(ctx)), "ctx_len": len(ctx),
     }
 
@@ -106,7 +121,17 @@ def _memory(row: dict[str, Any]) -> Memory:
         context_keywords=row["context_keywords"] or "",
         embedding=_vector(row.get("embedding")),
         context_embedding=_vector(row.get("context_embedding")),
+        window_start=_dt(row.get("window_start")), window_count=int(row.get("window_count") or 0),
+        last_predicted=row.get("last_predicted"),
     )
+
+
+def _param(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if isinstance(value, enum.Enum):
+        return value.value
+    return value
 
 
 def _edge(namespace: str, row: dict[str, Any]) -> Relation:
@@ -163,6 +188,13 @@ class CypherStore:
                           "ctx_hash": _hash(m.context_embedding)}
                          for i, m in enumerate(batch.memories)],
         }
+        params["patches"] = [{"id": i, "props": {k: _param(v) for k, v in f.items()}}
+                             for i, f in batch.patches]
+        params["transitions"] = [
+            {"memory_id": t.memory_id, "kind": t.kind.value, "from_tier": t.from_tier.value,
+             "to_tier": t.to_tier.value, "from_status": t.from_status.value,
+             "to_status": t.to_status.value, "reason": t.reason, "at": t.at.timestamp()}
+            for t in batch.transitions]
         for rtype in RelationType:
             params[rtype.value.lower()] = [
                 {"source_id": e.source_id, "target_id": e.target_id, "score": e.score,
@@ -212,14 +244,34 @@ class CypherStore:
                  if after > 0 else [])
         return earlier, later
 
-    def iter_memories(self, namespace: str, *, page: int = 1000) -> Iterator[list[Memory]]:
+    def iter_memories(self, namespace: str, *, page: int = 1000, embeddings: bool = True,
+                      statuses: Collection[Status] | None = None) -> Iterator[list[Memory]]:
         after = -1
+        wanted = None if statuses is None else [s.value for s in statuses]
         while True:
-            rows = self._run("memory/page", namespace=namespace, after_seq=after, page=page)
+            rows = self._run("memory/page", namespace=namespace, after_seq=after, page=page,
+                             statuses=wanted)
             if not rows:
                 return
             after = int(rows[-1]["seq"])
-            yield [_memory(r) for r in rows]
+            page_ = [_memory(r) for r in rows]
+            if not embeddings:
+                for m in page_:
+                    m.embedding = m.context_embedding = None
+            yield page_
+
+    def transition_counts(self, namespace: str, since: datetime
+                          ) -> list[tuple[str, Tier, Tier, int, int]]:
+        rows = self._run("memory/transition_counts", namespace=namespace,
+                         since=since.timestamp())
+        return [(r["kind"], Tier(r["from_tier"]), Tier(r["to_tier"]), int(r["total"]),
+                 int(r["recent"] or 0)) for r in rows]
+
+    def transitions_of(self, namespace: str, memory_id: str) -> list[Transition]:
+        rows = self._run("memory/transitions_of", namespace=namespace, memory_id=memory_id)
+        return [Transition(r["memory_id"], TransitionKind(r["kind"]), Tier(r["from_tier"]),
+                           Tier(r["to_tier"]), r["reason"], _dt(r["at"]),  # type: ignore[arg-type]
+                           Status(r["from_status"]), Status(r["to_status"])) for r in rows]
 
     def iter_edges(self, namespace: str, *, page: int = 5000) -> Iterator[list[Relation]]:
         skip = 0

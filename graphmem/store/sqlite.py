@@ -7,6 +7,7 @@ folder (``FolderLock``); all access inside the process is serialised by one lock
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import logging
@@ -22,7 +23,17 @@ import numpy as np
 from graphmem.bm25 import FieldStats, TermStats
 from graphmem.config import StoreConfig
 from graphmem.errors import StoreError
-from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status, Tier
+from graphmem.models import (
+    EdgeSource,
+    Kind,
+    Memory,
+    Relation,
+    RelationType,
+    Status,
+    Tier,
+    Transition,
+    TransitionKind,
+)
 from graphmem.store.base import Counts, EdgeKey, VectorField, WriteBatch, breadth_first
 from graphmem.store.lock import FolderLock
 from graphmem.store.sqlite_schema import migrate
@@ -34,11 +45,11 @@ DB_FILE = "graphmem.db"
 _COLS = ("id, namespace, content, kind, tier, base_importance, importance, pinned, created_at, "
          "updated_at, last_accessed_at, access_count, surprise_score, success_count, "
          "failure_count, last_promoted_at, source, topic, session_id, metadata, status, "
-         "content_hash, keywords, context_keywords")
+         "content_hash, keywords, context_keywords, window_start, window_count, last_predicted")
 _EMB_COLS = ", embedding, context_embedding"
 # a memory upserted without an embedding keeps its stored vectors (metadata-only updates)
 _UPSERT = (
-    f"INSERT INTO memories ({_COLS}{_EMB_COLS}) VALUES ({', '.join(['?'] * 26)}) "
+    f"INSERT INTO memories ({_COLS}{_EMB_COLS}) VALUES ({', '.join(['?'] * 29)}) "
     "ON CONFLICT (namespace, id) DO UPDATE SET "
     + ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in _COLS.split(",")[2:])
     + ", embedding = coalesce(excluded.embedding, memories.embedding), "
@@ -71,7 +82,8 @@ def _row_params(m: Memory) -> tuple[Any, ...]:
         _ts(m.last_accessed_at), m.access_count, m.surprise_score, m.success_count,
         m.failure_count, _ts(m.last_promoted_at), m.source, m.topic, m.session_id,
         json.dumps(m.metadata, sort_keys=True), m.status.value, m.content_hash, m.keywords,
-        m.context_keywords, _blob(m.embedding), _blob(m.context_embedding),
+        m.context_keywords, _ts(m.window_start), m.window_count, m.last_predicted,
+        _blob(m.embedding), _blob(m.context_embedding),
     )
 
 
@@ -84,9 +96,10 @@ def _memory(row: Sequence[Any], embeddings: bool) -> Memory:
         surprise_score=row[12], success_count=row[13], failure_count=row[14],
         last_promoted_at=_dt(row[15]), source=row[16], topic=row[17], session_id=row[18],
         metadata=json.loads(row[19]), status=Status(row[20]), content_hash=row[21],
-        keywords=row[22], context_keywords=row[23],
-        embedding=_vec(row[24]) if embeddings else None,
-        context_embedding=_vec(row[25]) if embeddings else None,
+        keywords=row[22], context_keywords=row[23], window_start=_dt(row[24]),
+        window_count=row[25], last_predicted=row[26],
+        embedding=_vec(row[27]) if embeddings else None,
+        context_embedding=_vec(row[28]) if embeddings else None,
     )
 
 
@@ -99,6 +112,16 @@ def _edge(row: Sequence[Any]) -> Relation:
 
 def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
+
+
+def _sql_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, bool):
+        return int(value)
+    return value
 
 
 def _match_expr(terms: Sequence[str]) -> str:
@@ -243,6 +266,7 @@ class SQLiteStore:
             dropped: set[EdgeKey] = set(batch.delete_edges)
             touched = list({*batch.delete_memories, *(m.id for m in batch.memories)})
             old_keywords: list[tuple[str, str]] = []
+            patched_states: list[tuple[str, Tier, Status]] = []
             for i in range(0, len(touched), _CHUNK):
                 chunk = touched[i:i + _CHUNK]
                 old_keywords += self.conn.execute(
@@ -278,6 +302,13 @@ class SQLiteStore:
                         "VALUES (?, ?, ?, ?)",
                         [(pks[m.id], m.keywords, m.context_keywords, _tags(m))
                          for m in chunk_m])
+                self._patch(conn, ns, batch.patches)
+                conn.executemany(
+                    "INSERT INTO transitions (namespace, memory_id, kind, from_tier, to_tier, "
+                    "from_status, to_status, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(ns, t.memory_id, t.kind.value, t.from_tier.value, t.to_tier.value,
+                      t.from_status.value, t.to_status.value, t.reason, t.at.timestamp())
+                     for t in batch.transitions])
                 conn.executemany(
                     "INSERT INTO edges (namespace, source_id, target_id, type, score, created_at, "
                     "source) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
@@ -285,7 +316,17 @@ class SQLiteStore:
                     [(ns, e.source_id, e.target_id, e.type.value, e.score, _ts(e.created_at),
                       e.source.value) for e in batch.edges])
 
-            self._transaction(work)
+            def work_and_states(conn: sqlite3.Connection) -> None:
+                work(conn)
+                ids = [i for i, f in batch.patches if "tier" in f or "status" in f]
+                for i in range(0, len(ids), _CHUNK):
+                    chunk = ids[i:i + _CHUNK]
+                    patched_states.extend(
+                        (r[0], Tier(r[1]), Status(r[2])) for r in conn.execute(
+                            f"SELECT id, tier, status FROM memories WHERE namespace = ? AND "
+                            f"id IN ({_marks(len(chunk))})", (ns, *chunk)))
+
+            self._transaction(work_and_states)
             # the transaction committed: bring the caches in step
             index = self._index(ns)
             for kw, ckw in old_keywords:
@@ -301,12 +342,34 @@ class SQLiteStore:
                     index.set_state(m.id, m.tier, m.status)
                 else:
                     index.upsert(m.id, m.embedding, m.context_embedding, m.tier, m.status)
+            for id_, tier, status in patched_states:
+                index.set_state(id_, tier, status)
             for e in batch.edges:
                 old = adj.get(e.source_id, {}).get(e.key)
                 if old is not None:  # keep the original created_at, as the table does
                     e = Relation(e.source_id, e.target_id, e.type, ns, e.score, old.created_at,
                                  e.source)
                 self._cache_edge(e)
+
+    @staticmethod
+    def _patch(conn: sqlite3.Connection, ns: str,
+               patches: list[tuple[str, dict[str, Any]]]) -> None:
+        """Field-level updates (fields from PATCH_FIELDS), grouped by the fields they set;
+        a tier or status change also re-tags the memory's FTS row."""
+        groups: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+        for id_, fields in patches:
+            names = tuple(sorted(fields))
+            values = tuple(_sql_value(fields[n]) for n in names)
+            groups.setdefault(names, []).append((*values, ns, id_))
+        for names, rows in groups.items():
+            sets = ", ".join(f"{n} = ?" for n in names)  # names from PATCH_FIELDS only
+            conn.executemany(f"UPDATE memories SET {sets} WHERE namespace = ? AND id = ?", rows)
+            if "tier" in names or "status" in names:
+                conn.executemany(
+                    "UPDATE memory_fts SET tags = (SELECT ? || ' s' || status || ' t' || tier "
+                    "FROM memories WHERE namespace = ? AND id = ?) WHERE rowid = (SELECT pk "
+                    "FROM memories WHERE namespace = ? AND id = ?)",
+                    [(_ns_tag(ns), ns, r[-1], ns, r[-1]) for r in rows])
 
     def touch(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
         if not ids:
@@ -386,17 +449,43 @@ class SQLiteStore:
             (*params, ts, ts, pk, after), False) if after > 0 else []
         return earlier, later
 
-    def iter_memories(self, namespace: str, *, page: int = 1000) -> Iterator[list[Memory]]:
+    def iter_memories(self, namespace: str, *, page: int = 1000, embeddings: bool = True,
+                      statuses: Collection[Status] | None = None) -> Iterator[list[Memory]]:
         last = 0
+        cols = _COLS + (_EMB_COLS if embeddings else ", NULL, NULL")
+        where = ""
+        extra: list[Any] = []
+        if statuses is not None:
+            extra = [s.value for s in statuses]
+            where = f" AND status IN ({_marks(len(extra))})"
         while True:
             with self._lock:
                 rows = self.conn.execute(
-                    f"SELECT pk, {_COLS}{_EMB_COLS} FROM memories WHERE namespace = ? AND pk > ? "
-                    "ORDER BY pk LIMIT ?", (namespace, last, page)).fetchall()
+                    f"SELECT pk, {cols} FROM memories WHERE namespace = ? AND pk > ?{where} "
+                    "ORDER BY pk LIMIT ?", (namespace, last, *extra, page)).fetchall()
             if not rows:
                 return
             last = rows[-1][0]
-            yield [_memory(r[1:], True) for r in rows]
+            yield [_memory(r[1:], embeddings) for r in rows]
+
+    def transition_counts(self, namespace: str, since: datetime
+                          ) -> list[tuple[str, Tier, Tier, int, int]]:
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT kind, from_tier, to_tier, count(*), sum(at >= ?) FROM transitions "
+                "WHERE namespace = ? GROUP BY kind, from_tier, to_tier",
+                (since.timestamp(), namespace)).fetchall()
+        return [(k, Tier(a), Tier(b), int(n), int(r or 0)) for k, a, b, n, r in rows]
+
+    def transitions_of(self, namespace: str, memory_id: str) -> list[Transition]:
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT memory_id, kind, from_tier, to_tier, reason, at, from_status, to_status "
+                "FROM transitions WHERE namespace = ? AND memory_id = ? ORDER BY at, id",
+                (namespace, memory_id)).fetchall()
+        return [Transition(r[0], TransitionKind(r[1]), Tier(r[2]), Tier(r[3]), r[4],
+                           _dt(r[5]), Status(r[6]), Status(r[7]))  # type: ignore[arg-type]
+                for r in rows]
 
     def iter_edges(self, namespace: str, *, page: int = 5000) -> Iterator[list[Relation]]:
         after: tuple[str, str, str] = ("", "", "")

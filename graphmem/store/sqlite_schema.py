@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from graphmem.errors import SchemaVersionError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -81,8 +81,34 @@ def _to_v1(conn: sqlite3.Connection) -> None:
     _run(conn, _V1)
 
 
+# v2: tier dynamics - access windows, the predicted relevance, the transitions log
+_V2 = """
+ALTER TABLE memories ADD COLUMN window_start REAL;
+ALTER TABLE memories ADD COLUMN window_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE memories ADD COLUMN last_predicted REAL;
+CREATE TABLE IF NOT EXISTS transitions (
+    id INTEGER PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    memory_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    from_tier TEXT NOT NULL,
+    to_tier TEXT NOT NULL,
+    from_status TEXT NOT NULL,
+    to_status TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ix_transitions_ns_at ON transitions (namespace, at);
+CREATE INDEX IF NOT EXISTS ix_transitions_memory ON transitions (namespace, memory_id)
+"""
+
+
+def _to_v2(conn: sqlite3.Connection) -> None:
+    _run(conn, _V2)
+
+
 #: version n -> the step that takes the database to n + 1
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _to_v1}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _to_v1, 1: _to_v2}
 
 
 def current_version(conn: sqlite3.Connection) -> int:

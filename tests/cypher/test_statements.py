@@ -22,7 +22,8 @@ FILES = sorted((ROOT / "cypher").rglob("*.cypher"))
 def _declared(parameters: str) -> set[str]:
     """Top-level names in a header's parameters text (``name (type)``), braces skipped."""
     flat = re.sub(r"\{[^{}]*\}", "", parameters)
-    flat = re.sub(r"\([^()]*\)", "()", re.sub(r"\([^()]*\)", "()", flat))
+    while (collapsed := re.sub(r"\((?:[^()]|\(\))+\)", "()", flat)) != flat:
+        flat = collapsed
     return set(re.findall(r"([A-Za-z_]\w*) \(\)", flat)) - {"none"}
 
 

@@ -314,13 +314,41 @@ def test_sqlite_migration_hook_runs_missing_steps(tmp_path: Path,
 
     open_sqlite(tmp_path).close()
     ran: list[int] = []
-    monkeypatch.setitem(sqlite_schema.MIGRATIONS, 1, lambda conn: ran.append(1))
-    monkeypatch.setattr(sqlite_schema, "SCHEMA_VERSION", 2)
+    current = sqlite_schema.SCHEMA_VERSION
+    monkeypatch.setitem(sqlite_schema.MIGRATIONS, current, lambda conn: ran.append(current))
     monkeypatch.setattr("graphmem.store.sqlite.migrate",
-                        lambda conn: sqlite_schema.migrate(conn, 2))
+                        lambda conn: sqlite_schema.migrate(conn, current + 1))
     s = open_sqlite(tmp_path)
     try:
-        assert ran == [1]
+        assert ran == [current]
+        assert sqlite_schema.current_version(s.conn) == current + 1
+    finally:
+        s.close()
+
+
+def test_sqlite_v1_data_migrates_to_v2(tmp_path: Path) -> None:
+    """A folder written by schema 1 (before tier dynamics) opens, migrated, data intact."""
+    import sqlite3
+
+    from graphmem.store import sqlite_schema
+
+    folder = tmp_path / "sqlite"
+    folder.mkdir()
+    conn = sqlite3.connect(folder / "graphmem.db", isolation_level=None)
+    sqlite_schema.migrate(conn, 1)
+    conn.execute(
+        "INSERT INTO memories (id, namespace, content, kind, tier, base_importance, importance, "
+        "created_at, updated_at, last_accessed_at, metadata, status, content_hash, keywords) "
+        "VALUES ('old', 'contract', 'written by v1', 'memory', 'slow', 0.4, 0.4, 1, 1, 1, "
+        "'{}', 'active', 'h', 'written v1')")
+    conn.execute("INSERT INTO memory_fts (rowid, keywords, context_keywords, tags) "
+                 "SELECT pk, keywords, '', '' FROM memories")
+    conn.close()
+    s = open_sqlite(tmp_path)
+    try:
         assert sqlite_schema.current_version(s.conn) == 2
+        m = s.get_memories("contract", ["old"])["old"]
+        assert (m.content, m.window_count, m.window_start) == ("written by v1", 0, None)
+        assert s.transition_counts("contract", T0) == []
     finally:
         s.close()

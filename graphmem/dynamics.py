@@ -1,0 +1,135 @@
+"""Pure tier dynamics (SPEC §4): surprise, access windows, promotion, demotion, expiry,
+eviction. Plain values and an explicit ``now``; no store. ``graphmem.maintenance`` and the
+facade apply what these functions decide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from graphmem.config import DynamicsConfig, TiersConfig
+from graphmem.models import TIER_ORDER, Memory, Status, Tier
+from graphmem.tiers import age_hours, decayed_importance
+
+
+def surprise(old: float, actual: float, predicted: float, alpha: float = 0.3) -> float:
+    """EMA of max(0, actual usefulness - predicted relevance), kept in 0..1."""
+    gain = max(0.0, min(1.0, actual) - max(0.0, min(1.0, predicted)))
+    return min(1.0, max(0.0, alpha * gain + (1 - alpha) * old))
+
+
+def register_access(m: Memory, now: datetime, tiers: TiersConfig) -> tuple[datetime, int]:
+    """The access window after one more access: it restarts when older than a half-life."""
+    half = tiers.of(m.tier).half_life_hours
+    if m.window_start is None or age_hours(m.window_start, now) > half:
+        return now, 1
+    return m.window_start, m.window_count + 1
+
+
+def faster(tier: Tier) -> Tier | None:
+    i = TIER_ORDER.index(tier)
+    return TIER_ORDER[i - 1] if i > 0 else None
+
+
+def slower(tier: Tier) -> Tier | None:
+    i = TIER_ORDER.index(tier)
+    return TIER_ORDER[i + 1] if i + 1 < len(TIER_ORDER) else None
+
+
+def in_cooldown(m: Memory, now: datetime, cfg: DynamicsConfig) -> bool:
+    return (m.last_promoted_at is not None
+            and now - m.last_promoted_at < timedelta(hours=cfg.promotion_cooldown_hours))
+
+
+def promotion(m: Memory, now: datetime, cfg: DynamicsConfig,
+              tiers: TiersConfig) -> tuple[Tier, str] | None:
+    """(target tier, reason) when the memory proved unexpectedly useful, else None."""
+    target = faster(m.tier)
+    if target is None or m.status is not Status.ACTIVE or in_cooldown(m, now, cfg):
+        return None
+    threshold = cfg.promotion_surprise.get(m.tier)
+    if threshold is not None and m.surprise_score > threshold:
+        return target, f"surprise {m.surprise_score:.2f} above {threshold:.2f}"
+    half = tiers.of(m.tier).half_life_hours
+    if (m.window_count >= cfg.promotion_accesses and m.window_start is not None
+            and age_hours(m.window_start, now) <= half):
+        return target, f"{m.window_count} accesses within {half:g} h"
+    if m.success_count - m.failure_count >= cfg.promotion_successes:
+        return target, f"{m.success_count} successes, {m.failure_count} failures"
+    return None
+
+
+def promote(m: Memory, target: Tier, now: datetime, tiers: TiersConfig) -> None:
+    """Move up: the decay age restarts and importance reaches the new tier's entry level, so
+    the next maintenance run does not demote it straight back."""
+    m.tier = target
+    m.base_importance = max(m.base_importance, tiers.of(target).entry_importance)
+    m.importance = m.base_importance
+    m.last_accessed_at = now
+    m.last_promoted_at = now
+    m.window_start, m.window_count = None, 0
+
+
+def settle(m: Memory, now: datetime, tiers: TiersConfig) -> list[tuple[Tier, Tier, str]]:
+    """Demote step by step while the memory is stale (not accessed within its tier's
+    retention) or its decayed importance is below the tier's floor. Pinned memories stay.
+    Returns the steps (from, to, reason); a fixed point: settling again changes nothing."""
+    steps: list[tuple[Tier, Tier, str]] = []
+    if m.pinned or m.status is not Status.ACTIVE:
+        return steps
+    age = age_hours(m.last_accessed_at, now)
+    while (target := slower(m.tier)) is not None:
+        cfg = tiers.of(m.tier)
+        value = decayed_importance(m.base_importance, m.tier, age, tiers)
+        if age > cfg.retention_hours:
+            reason = f"not accessed for {age:.1f} h (retention {cfg.retention_hours:g} h)"
+        elif value < cfg.entry_importance:
+            reason = f"importance {value:.3f} below the {m.tier.value} floor " \
+                     f"{cfg.entry_importance:g}"
+        else:
+            break
+        steps.append((m.tier, target, reason))
+        m.tier = target
+    return steps
+
+
+def expiry(m: Memory, now: datetime, tiers: TiersConfig) -> str | None:
+    """A reason when a glacial memory outlived its retention (TTL); pinned never expire."""
+    if m.pinned or m.status is not Status.ACTIVE or m.tier is not Tier.GLACIAL:
+        return None
+    age = age_hours(m.last_accessed_at, now)
+    ttl = tiers.of(Tier.GLACIAL).retention_hours
+    return f"not accessed for {age / 24:.1f} days (TTL {ttl / 24:g} days)" if age > ttl else None
+
+
+@dataclass(slots=True, frozen=True)
+class Candidate:
+    """What eviction needs to know of an active memory."""
+
+    id: str
+    pinned: bool
+    importance: float  # decayed, now
+    last_accessed_at: datetime
+    success_rate: float
+
+
+def candidate(m: Memory, now: datetime, tiers: TiersConfig) -> Candidate:
+    tries = m.success_count + m.failure_count
+    return Candidate(m.id, m.pinned,
+                     decayed_importance(m.base_importance, m.tier,
+                                        age_hours(m.last_accessed_at, now), tiers),
+                     m.last_accessed_at, m.success_count / tries if tries else 0.5)
+
+
+def evictions(members: Sequence[Candidate], capacity: int) -> list[str]:
+    """Who leaves an over-capacity tier: lowest decayed importance, then oldest access, then
+    lowest success rate; never a pinned memory (if pinned ones alone overfill the tier, the
+    tier stays over capacity)."""
+    over = len(members) - capacity
+    if over <= 0:
+        return []
+    movable = sorted((c for c in members if not c.pinned),
+                     key=lambda c: (c.importance, c.last_accessed_at, c.success_rate, c.id))
+    return [c.id for c in movable[:over]]
