@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from graphmem.config import DynamicsConfig, TiersConfig
-from graphmem.models import TIER_ORDER, Memory, Status, Tier
+from graphmem.models import TIER_ORDER, Memory, Status, Tier, Transition, TransitionKind
 from graphmem.tiers import age_hours, decayed_importance
 
 
 def surprise(old: float, actual: float, predicted: float, alpha: float = 0.3) -> float:
     """EMA of max(0, actual usefulness - predicted relevance), kept in 0..1."""
     gain = max(0.0, min(1.0, actual) - max(0.0, min(1.0, predicted)))
-    return min(1.0, max(0.0, alpha * gain + (1 - alpha) * old))
+    return round(min(1.0, max(0.0, alpha * gain + (1 - alpha) * old)), 6)
 
 
 def register_access(m: Memory, now: datetime, tiers: TiersConfig) -> tuple[datetime, int]:
@@ -133,3 +133,19 @@ def evictions(members: Sequence[Candidate], capacity: int) -> list[str]:
     movable = sorted((c for c in members if not c.pinned),
                      key=lambda c: (c.importance, c.last_accessed_at, c.success_rate, c.id))
     return [c.id for c in movable[:over]]
+
+
+PROMOTION_FIELDS = ("tier", "base_importance", "importance", "last_accessed_at",
+                    "last_promoted_at", "window_start", "window_count")
+
+
+def apply_promotion(m: Memory, now: datetime, cfg: DynamicsConfig,
+                    tiers: TiersConfig) -> tuple[dict[str, object], Transition] | None:
+    """Promote ``m`` when a rule says so: its changed fields and the transition to record."""
+    decided = promotion(m, now, cfg, tiers)
+    if decided is None:
+        return None
+    source = m.tier
+    promote(m, decided[0], now, tiers)
+    return ({f: getattr(m, f) for f in PROMOTION_FIELDS},
+            Transition(m.id, TransitionKind.PROMOTION, source, m.tier, decided[1], now))

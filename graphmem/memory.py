@@ -10,14 +10,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from graphmem import dynamics
 from graphmem import validation as v
 from graphmem.config import GraphMemConfig
 from graphmem.embedding import Embedder, SentenceTransformerEmbedder
 from graphmem.errors import InvalidRelationError, NotFoundError, ValidationError
+from graphmem.maintenance import Maintainer, MaintenanceReport
 from graphmem.models import (
     EdgeSource,
     IndexEntry,
-    Kind,
     Memory,
     MemoryInput,
     Relation,
@@ -26,6 +27,8 @@ from graphmem.models import (
     RetrievalResult,
     Status,
     Tier,
+    Transition,
+    TransitionKind,
     utcnow,
 )
 from graphmem.retrieval import Retriever
@@ -50,6 +53,7 @@ class GraphMemory:
         self._writer = Writer(store, self.embedder, self.analyzer, self.config, self.clock)
         self._retriever = Retriever(store, self.embedder, self.analyzer, self.config, self.clock)
         self._write_lock = threading.RLock()
+        self._maintainer = Maintainer(store, self.config, self.clock)
 
     @classmethod
     def open(cls, target: str | Path, *, config: GraphMemConfig | None = None,
@@ -179,6 +183,114 @@ class GraphMemory:
                 batch.memories.extend(records.values())
             self.backend.apply(batch)
 
+    # -- tier dynamics --------------------------------------------------------------------
+    def feedback(self, id: str, *, namespace: str, useful: bool | None = None,
+                 outcome: str | None = None,
+                 predicted_relevance: float | None = None) -> Memory:
+        """Tell graphmem how a retrieved memory served: ``useful`` and/or ``outcome``
+        ("success" | "failure"). Updates the surprise score (EMA of max(0, actual -
+        predicted); predicted defaults to the relevance the memory had when retrieved),
+        success / failure counts, and may promote it. Success reinforces (decay restarts)."""
+        ns = v.namespace(namespace)
+        if useful is None and outcome is None:
+            raise ValidationError("feedback needs useful and/or outcome")
+        if useful is not None and not isinstance(useful, bool):
+            raise ValidationError("useful must be true or false")
+        if outcome not in (None, "success", "failure"):
+            raise ValidationError("outcome must be 'success' or 'failure'")
+        if predicted_relevance is not None:
+            predicted_relevance = v.importance(predicted_relevance)
+        with self._write_lock:
+            m = self._require(ns, [id])[id]
+            now = self.clock()
+            signals = [float(x) for x in (useful, None if outcome is None
+                                          else outcome == "success") if x is not None]
+            actual = sum(signals) / len(signals)
+            predicted = (predicted_relevance if predicted_relevance is not None
+                         else m.last_predicted if m.last_predicted is not None else 0.5)
+            dyn = self.config.dynamics
+            m.surprise_score = dynamics.surprise(m.surprise_score, actual, predicted,
+                                                 dyn.surprise_alpha)
+            fields: dict[str, Any] = {"surprise_score": m.surprise_score, "updated_at": now}
+            if outcome == "success":
+                m.success_count += 1
+                m.last_accessed_at = now  # success reinforces: the decay age restarts
+                fields.update(success_count=m.success_count, last_accessed_at=now)
+            elif outcome == "failure":
+                m.failure_count += 1
+                fields["failure_count"] = m.failure_count
+            batch = WriteBatch(ns)
+            promoted = dynamics.apply_promotion(m, now, dyn, self.config.tiers)
+            if promoted is not None:
+                fields.update(promoted[0])
+                batch.transitions.append(promoted[1])
+            batch.patches.append((m.id, fields))
+            self.backend.apply(batch)
+            return m
+
+    def pin(self, id: str, *, namespace: str) -> Memory:
+        """A pinned memory is never demoted, expired or evicted."""
+        return self._set_pinned(id, namespace, True)
+
+    def unpin(self, id: str, *, namespace: str) -> Memory:
+        return self._set_pinned(id, namespace, False)
+
+    def _set_pinned(self, id: str, namespace: str, pinned: bool) -> Memory:
+        ns = v.namespace(namespace)
+        with self._write_lock:
+            m = self._require(ns, [id])[id]
+            m.pinned = pinned
+            self.backend.apply(WriteBatch(ns, patches=[(id, {"pinned": pinned,
+                                                             "updated_at": self.clock()})]))
+            return m
+
+    def restore(self, id: str, *, namespace: str) -> Memory:
+        """Bring an expired or archived memory back to active (its decay age restarts)."""
+        ns = v.namespace(namespace)
+        with self._write_lock:
+            m = self._require(ns, [id])[id]
+            if m.status is Status.ACTIVE:
+                raise ValidationError(f"memory {id!r} is already active")
+            now = self.clock()
+            t = Transition(id, TransitionKind.RESTORE, m.tier, m.tier,
+                           f"restored from {m.status.value}", now, m.status, Status.ACTIVE)
+            m.status, m.last_accessed_at = Status.ACTIVE, now
+            self.backend.apply(WriteBatch(ns, patches=[(id, {
+                "status": Status.ACTIVE, "last_accessed_at": now, "updated_at": now})],
+                transitions=[t]))
+            return m
+
+    def maintain(self, namespace: str | None = None, *,
+                 dry_run: bool = False) -> MaintenanceReport:
+        """Decay, promotions, demotions, expiry and eviction (see ``graphmem.maintenance``)."""
+        if namespace is not None:
+            namespace = v.namespace(namespace)
+        with self._write_lock:
+            return self._maintainer.run(namespace, dry_run=dry_run)
+
+    def list_memories(self, *, namespace: str, status: Status | str = Status.ACTIVE,
+                      tier: Tier | str | None = None, limit: int = 100) -> list[Memory]:
+        """Memories of one status (e.g. the expired and archived ones, to restore)."""
+        ns = v.namespace(namespace)
+        try:
+            wanted = Status(status)
+        except ValueError:
+            raise ValidationError(f"unknown status {status!r}") from None
+        tier_ = v.tier(tier)
+        limit = v.bounded(limit, "limit", 1, 10_000)
+        out: list[Memory] = []
+        for page in self.backend.iter_memories(ns, embeddings=False, statuses=[wanted]):
+            out.extend(m for m in page if tier_ is None or m.tier is tier_)
+            if len(out) >= limit:
+                break
+        return out[:limit]
+
+    def transitions(self, id: str, *, namespace: str) -> list[Transition]:
+        """A memory's recorded promotions, demotions, expiry, eviction and restores."""
+        ns = v.namespace(namespace)
+        self._require(ns, [id])
+        return self.backend.transitions_of(ns, id)
+
     # -- reads ----------------------------------------------------------------------------
     def get(self, id: str, *, namespace: str) -> Memory:
         return self._require(v.namespace(namespace), [id])[id]
@@ -228,24 +340,13 @@ class GraphMemory:
         return [*reversed(earlier), anchor, *later]
 
     def stats(self, *, namespace: str) -> dict[str, Any]:
+        """Tier counts, statuses, kinds, edges; transitions in the last hour and in total;
+        hit rate (this process), average surprise, importance and age histograms per tier."""
+        from graphmem.stats import namespace_stats
+
         ns = v.namespace(namespace)
-        counts = self.backend.counts(ns)
-        tiers = {t.value: 0 for t in Tier}
-        statuses = {s.value: 0 for s in Status}
-        kinds = {k.value: 0 for k in Kind}
-        for (tier, status, kind), n in counts.memories.items():
-            statuses[status.value] += n
-            kinds[kind] = kinds.get(kind, 0) + n
-            if status is Status.ACTIVE:
-                tiers[tier.value] += n
-        return {
-            "namespace": ns,
-            "memories": sum(statuses.values()),
-            "tiers": tiers,
-            "statuses": statuses,
-            "kinds": kinds,
-            "edges": {t.value: counts.edges.get(t, 0) for t in RelationType},
-        }
+        return namespace_stats(self.backend, ns, self.clock(), self.config,
+                               queries=self._retriever.queries, hits=self._retriever.hits)
 
     def namespaces(self) -> list[str]:
         return self.backend.namespaces()

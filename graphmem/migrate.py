@@ -9,6 +9,7 @@ field (content hash, embedding). An occupied target namespace is refused: nothin
 from __future__ import annotations
 
 import logging
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -75,9 +76,23 @@ def _verify(source: MemoryStore, target: MemoryStore, namespace: str, ids: list[
         if x is None or y is None:
             report.problems.append(f"memory {id_} missing after the copy")
             continue
-        if x.content_hash != y.content_hash or x.to_dict() != y.to_dict():
+        if x.content_hash != y.content_hash or not _same(x.to_dict(), y.to_dict()):
             report.problems.append(f"memory {id_} differs after the copy")
         for name in ("embedding", "context_embedding"):
             va, vb = getattr(x, name), getattr(y, name)
             if (va is None) != (vb is None) or (va is not None and not np.allclose(va, vb)):
                 report.problems.append(f"memory {id_}: {name} differs after the copy")
+
+
+def _same(a: dict[str, object], b: dict[str, object]) -> bool:
+    """Equal records; floats to 1e-9 (FalkorDB returns doubles with 15 significant digits)."""
+    if a.keys() != b.keys():
+        return False
+    for key, x in a.items():
+        y = b[key]
+        if isinstance(x, float) and isinstance(y, float | int):
+            if not math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12):
+                return False
+        elif x != y:
+            return False
+    return True

@@ -63,6 +63,10 @@ def memory_from_record(rec: Mapping[str, Any], namespace: str, config: GraphMemC
         embedding=_vector(rec.get("embedding"), dim, "embedding"),
         keywords=keywords, context_keywords=rec.get("context_keywords") or "",
         context_embedding=_vector(rec.get("context_embedding"), dim, "context_embedding"),
+        window_start=v.timestamp(rec.get("window_start")),
+        window_count=int(rec.get("window_count", 0)),
+        last_predicted=(None if rec.get("last_predicted") is None
+                        else float(rec["last_predicted"])),
     )
 
 

@@ -30,10 +30,11 @@ from graphmem import fusion
 from graphmem import validation as v
 from graphmem.bm25 import bm25
 from graphmem.config import GraphMemConfig
+from graphmem.dynamics import apply_promotion, register_access
 from graphmem.embedding import Embedder
 from graphmem.errors import ValidationError
 from graphmem.models import Memory, RelationType, RetrievalResult, Status, Tier, WalkPath
-from graphmem.store.base import MemoryStore
+from graphmem.store.base import MemoryStore, WriteBatch
 from graphmem.text import Analyzer
 from graphmem.threads import single_threaded_blas
 from graphmem.tiers import current_importance
@@ -65,6 +66,8 @@ class Retriever:
         self.analyzer = analyzer
         self.config = config
         self.clock = clock
+        self.queries = 0  # retrievals served by this process, and those that found something
+        self.hits = 0
 
     def query(self, text: Any, namespace: str, *, limit: int = 10,
               tiers: Collection[Tier | str] | None = None, min_similarity: float | None = None,
@@ -99,7 +102,10 @@ class Retriever:
     def retrieve(self, q: Query, *, touch: bool = True) -> list[RetrievalResult]:
         vec = self.embedder.embed([q.text])[0]
         with single_threaded_blas():
-            return self._retrieve(q, vec, touch)
+            results = self._retrieve(q, vec, touch)
+        self.queries += 1
+        self.hits += bool(results)
+        return results
 
     def _retrieve(self, q: Query, vec: np.ndarray, touch: bool) -> list[RetrievalResult]:
         rc = self.config.retrieval
@@ -205,11 +211,30 @@ class Retriever:
             r.memory.embedding = None
             r.memory.context_embedding = None
         if touch and results:
-            self.store.touch(ns, [r.memory.id for r in results], now)
-            for r in results:
-                r.memory.access_count += 1
-                r.memory.last_accessed_at = now
+            self._bookkeeping(ns, results, now)
         return results
+
+    def _bookkeeping(self, ns: str, results: list[RetrievalResult], now: datetime) -> None:
+        """Access counts, windows and the predicted relevance, in one batched write; a memory
+        the access rule promotes is promoted in the same write."""
+        tiers, dyn = self.config.tiers, self.config.dynamics
+        batch = WriteBatch(ns)
+        for r in results:
+            m = r.memory
+            m.access_count += 1
+            m.last_accessed_at = now
+            m.window_start, m.window_count = register_access(m, now, tiers)
+            m.last_predicted = round(max(0.0, min(1.0, r.terms["semantic"])), 6)
+            fields: dict[str, Any] = {
+                "access_count": m.access_count, "last_accessed_at": now,
+                "window_start": m.window_start, "window_count": m.window_count,
+                "last_predicted": m.last_predicted}
+            promoted = apply_promotion(m, now, dyn, tiers)
+            if promoted is not None:
+                fields.update(promoted[0])
+                batch.transitions.append(promoted[1])
+            batch.patches.append((m.id, fields))
+        self.store.apply(batch)
 
     # -- helpers --------------------------------------------------------------------------
     def _keep(self, m: Memory, q: Query) -> bool:

@@ -1,0 +1,114 @@
+"""The maintenance job: decay persisted, promotions, demotions, expiry and eviction, applied
+in bounded batches (SPEC §4). Idempotent: a second run at the same time changes nothing.
+``dry_run`` computes the same report and writes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from graphmem import dynamics
+from graphmem.config import GraphMemConfig
+from graphmem.models import Status, Tier, Transition, TransitionKind
+from graphmem.store.base import MemoryStore, WriteBatch
+from graphmem.tiers import current_importance
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class MaintenanceReport:
+    at: datetime
+    dry_run: bool
+    namespaces: list[str] = field(default_factory=list)
+    scanned: int = 0
+    importance_updates: int = 0
+    transitions: list[Transition] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        c = Counter(t.kind.value for t in self.transitions)
+        return {k.value: c.get(k.value, 0) for k in TransitionKind if k is not
+                TransitionKind.RESTORE}
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.importance_updates or self.transitions)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"at": self.at.isoformat(), "dry_run": self.dry_run,
+                "namespaces": self.namespaces, "scanned": self.scanned,
+                "importance_updates": self.importance_updates, "counts": self.counts(),
+                "transitions": [t.to_dict() for t in self.transitions]}
+
+
+class Maintainer:
+    def __init__(self, store: MemoryStore, config: GraphMemConfig,
+                 clock: Callable[[], datetime]) -> None:
+        self.store = store
+        self.config = config
+        self.clock = clock
+
+    def run(self, namespace: str | None = None, *, dry_run: bool = False) -> MaintenanceReport:
+        now = self.clock()
+        report = MaintenanceReport(at=now, dry_run=dry_run)
+        for ns in [namespace] if namespace else self.store.namespaces():
+            report.namespaces.append(ns)
+            self._namespace(ns, now, dry_run, report)
+        log.info("maintenance%s: %d memories scanned, %s", " (dry run)" if dry_run else "",
+                 report.scanned, report.counts())
+        return report
+
+    def _namespace(self, ns: str, now: datetime, dry_run: bool,
+                   report: MaintenanceReport) -> None:
+        tiers, dyn = self.config.tiers, self.config.dynamics
+        members: dict[Tier, list[dynamics.Candidate]] = {t: [] for t in Tier}
+        for page in self.store.iter_memories(ns, page=dyn.maintenance_batch, embeddings=False,
+                                             statuses=[Status.ACTIVE]):
+            batch = WriteBatch(ns)
+            for m in page:
+                report.scanned += 1
+                fields: dict[str, Any] = {}
+                promoted = dynamics.apply_promotion(m, now, dyn, tiers)
+                if promoted is not None:
+                    fields.update(promoted[0])
+                    batch.transitions.append(promoted[1])
+                else:
+                    for source, target, reason in dynamics.settle(m, now, tiers):
+                        batch.transitions.append(Transition(
+                            m.id, TransitionKind.DEMOTION, source, target, reason, now))
+                        fields["tier"] = target
+                    if (why := dynamics.expiry(m, now, tiers)) is not None:
+                        batch.transitions.append(Transition(
+                            m.id, TransitionKind.EXPIRY, m.tier, m.tier, why, now,
+                            Status.ACTIVE, Status.EXPIRED))
+                        m.status = fields["status"] = Status.EXPIRED
+                value = round(current_importance(m, now, tiers), 6)
+                if abs(value - m.importance) > dyn.importance_epsilon:
+                    m.importance = fields["importance"] = value
+                    report.importance_updates += 1
+                if fields:
+                    batch.patches.append((m.id, fields))
+                if m.status is Status.ACTIVE:
+                    members[m.tier].append(dynamics.candidate(m, now, tiers))
+            report.transitions.extend(batch.transitions)
+            if batch and not dry_run:
+                self.store.apply(batch)
+        for tier, group in members.items():
+            capacity = tiers.of(tier).capacity
+            victims = dynamics.evictions(group, capacity)
+            for start in range(0, len(victims), dyn.maintenance_batch):
+                batch = WriteBatch(ns)
+                for id_ in victims[start:start + dyn.maintenance_batch]:
+                    batch.patches.append((id_, {"status": Status.ARCHIVED}))
+                    batch.transitions.append(Transition(
+                        id_, TransitionKind.EVICTION, tier, tier,
+                        f"{tier.value} over capacity ({len(group)} > {capacity})", now,
+                        Status.ACTIVE, Status.ARCHIVED))
+                report.transitions.extend(batch.transitions)
+                if not dry_run:
+                    self.store.apply(batch)
