@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from graphmem import GraphMemory, Tier
+from graphmem import GraphMemory
 from graphmem.errors import LimitExceededError, NotFoundError, ValidationError
 from graphmem.models import Status
 from graphmem.store.base import WriteBatch
