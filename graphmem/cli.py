@@ -327,6 +327,46 @@ def migrate(source: str, target: str, namespace: str, all_namespaces: bool, neo4
 
 @main.command()
 @data_option
+@click.option("--namespace", "-n", default=None, help="one namespace (default: all)")
+@click.option("--dry-run", is_flag=True, help="print what would change, change nothing")
+@json_option
+@handles_errors
+def maintain(data: Path, namespace: str | None, dry_run: bool, as_json: bool) -> None:
+    """Apply decay, promotions, demotions, expiry and eviction (idempotent)."""
+    with GraphMemory.open(data) as mem:
+        report = mem.maintain(namespace, dry_run=dry_run)
+    if as_json:
+        _echo_json(report.to_dict())
+        return
+    verb = "would change" if dry_run else "changed"
+    counts = ", ".join(f"{k} {v}" for k, v in report.counts().items())
+    click.echo(f"{verb}: {counts}; importance updated on {report.importance_updates} of "
+               f"{report.scanned} memories ({', '.join(report.namespaces) or 'no namespaces'})")
+    for t in report.transitions:
+        click.echo(f"  {t.kind.value:9} {t.memory_id}  {t.from_tier.value}->{t.to_tier.value}"
+                   f"  {t.to_status.value if t.to_status != t.from_status else ''}  {t.reason}")
+
+
+@main.command()
+@data_option
+@ns_option
+@json_option
+@click.argument("memory_id")
+@click.argument("action", type=click.Choice(["pin", "unpin", "restore"]))
+@handles_errors
+def mark(data: Path, namespace: str, as_json: bool, memory_id: str, action: str) -> None:
+    """Pin, unpin or restore a memory: MEMORY_ID pin|unpin|restore."""
+    with GraphMemory.open(data) as mem:
+        m = getattr(mem, action)(memory_id, namespace=namespace)
+    if as_json:
+        _echo_json(m.to_dict())
+    else:
+        click.echo(f"{action}: {m.id} [{m.tier.value}, {m.status.value}, "
+                   f"{'pinned' if m.pinned else 'not pinned'}]")
+
+
+@main.command()
+@data_option
 @handles_errors
 def demo(data: Path) -> None:
     """Store a small realistic memory set with relations, retrieve, print terms and paths."""

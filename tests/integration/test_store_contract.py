@@ -280,6 +280,43 @@ def test_lease_excludes_other_owners_until_expiry(store: MemoryStore) -> None:
     assert store.acquire_lease("consolidation", "c", until, T0)
 
 
+def test_patches_and_transitions_in_one_batch(store: MemoryStore) -> None:
+    from graphmem.models import Transition, TransitionKind
+
+    store.apply(WriteBatch(NS, memories=[memory(1, keywords="alpha"), memory(2)]))
+    later = T0 + timedelta(hours=5)
+    store.apply(WriteBatch(NS, patches=[
+        ("m1", {"tier": Tier.FAST, "status": Status.ACTIVE, "importance": 0.25,
+                "window_start": later, "window_count": 2, "pinned": True}),
+        ("m2", {"status": Status.ARCHIVED})],
+        transitions=[Transition("m1", TransitionKind.PROMOTION, Tier.MEDIUM, Tier.FAST,
+                                "test", later),
+                     Transition("m2", TransitionKind.EVICTION, Tier.MEDIUM, Tier.MEDIUM,
+                                "full", T0, Status.ACTIVE, Status.ARCHIVED)]))
+    got = store.get_memories(NS, ["m1", "m2"])
+    m1 = got["m1"]
+    assert (m1.tier, m1.importance, m1.window_start, m1.window_count, m1.pinned) == (
+        Tier.FAST, 0.25, later, 2, True)
+    assert m1.content == "memory 1" and got["m2"].status is Status.ARCHIVED
+    # the indexes follow: tier / status filters see the patched values
+    assert [i for i, _ in store.keyword_topk(NS, ["alpha"], 5, tiers=[Tier.FAST])] == ["m1"]
+    assert store.vector_topk(NS, vec(2), 1)[0][0] == "m1"
+    assert store.vector_topk(NS, vec(1), 1, tiers=[Tier.FAST])[0][0] == "m1"
+    counts = {(k, a, b): (n, r) for k, a, b, n, r in
+              store.transition_counts(NS, T0 + timedelta(hours=1))}
+    assert counts == {("promotion", Tier.MEDIUM, Tier.FAST): (1, 1),
+                      ("eviction", Tier.MEDIUM, Tier.MEDIUM): (1, 0)}
+    history = store.transitions_of(NS, "m2")
+    assert [(t.kind, t.to_status, t.reason) for t in history] == [
+        (TransitionKind.EVICTION, Status.ARCHIVED, "full")]
+    with pytest.raises(StoreError):
+        store.apply(WriteBatch(NS, patches=[("m1", {"content": "sneaky"})]))
+    assert store.get_memories(NS, ["m1"])["m1"].content == "memory 1"
+    active = [m.id for p in store.iter_memories(NS, embeddings=False,
+                                                statuses=[Status.ACTIVE]) for m in p]
+    assert active == ["m1"]
+
+
 def test_ping(store: MemoryStore) -> None:
     store.ping()
 

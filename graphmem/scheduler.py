@@ -1,0 +1,37 @@
+"""Background jobs on APScheduler: the maintenance job at an interval (the server starts it;
+consolidation joins it later). One instance at a time, missed runs coalesced."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from apscheduler.schedulers.background import BackgroundScheduler
+
+if TYPE_CHECKING:
+    from graphmem.memory import GraphMemory
+
+log = logging.getLogger(__name__)
+
+MAINTENANCE_JOB = "graphmem-maintenance"
+
+
+def _maintain(mem: GraphMemory) -> None:
+    try:
+        report = mem.maintain()
+        log.info("maintenance: %d scanned, %s", report.scanned, report.counts())
+    except Exception:  # a failed run is logged; the next one tries again
+        log.exception("maintenance run failed")
+
+
+def start_scheduler(mem: GraphMemory, *, interval_minutes: float | None = None,
+                    **scheduler_options: Any) -> BackgroundScheduler:
+    """Start a background scheduler running ``mem.maintain()`` every interval (default from
+    ``DynamicsConfig.maintenance_interval_minutes``). Call ``.shutdown()`` to stop it."""
+    minutes = interval_minutes or mem.config.dynamics.maintenance_interval_minutes
+    scheduler = BackgroundScheduler(**scheduler_options)
+    scheduler.add_job(_maintain, "interval", args=[mem], seconds=minutes * 60,
+                      id=MAINTENANCE_JOB, max_instances=1, coalesce=True,
+                      replace_existing=True)
+    scheduler.start()
+    return scheduler

@@ -1,0 +1,245 @@
+"""A memory's whole life through the facade, with an injected clock, on every adapter; the
+maintenance job's properties; feedback, pin, restore, stats, the scheduler and the CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graphmem import GraphMemory, Tier
+from graphmem.config import GraphMemConfig, StoreConfig, TierConfig, TiersConfig
+from graphmem.errors import NotFoundError, ValidationError
+from graphmem.models import Status, TransitionKind
+from tests.conftest import Clock, FakeEmbedder
+
+NS = "life"
+SMALL = TiersConfig(medium=TierConfig(half_life_hours=24, capacity=3, entry_importance=0.5))
+
+
+@pytest.fixture(params=["sqlite", "falkordb"])
+def small(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> GraphMemory:
+    """A memory whose medium tier holds 3, on each adapter."""
+    store = StoreConfig(falkordb_graph=f"t{uuid.uuid4().hex}")
+    cfg = GraphMemConfig(tiers=SMALL, store=store)
+    target = (str(tmp_path / "d") if request.param == "sqlite"
+              else request.getfixturevalue("falkordb_server").url)
+    mem = GraphMemory.open(target, config=cfg, clock=clock, embedder=FakeEmbedder())
+    request.addfinalizer(mem.close)
+    return mem
+
+
+def kinds(mem: GraphMemory, id_: str) -> list[tuple[str, str, str]]:
+    return [(t.kind.value, t.from_tier.value, t.to_tier.value)
+            for t in mem.transitions(id_, namespace=NS)]
+
+
+def test_a_whole_life(small: GraphMemory, clock: Clock) -> None:
+    mem = small
+    m = mem.store("the search API rate limit is 100 requests per minute", namespace=NS,
+                  importance=0.9)
+    assert m.tier is Tier.FAST
+    # decays; after 3 h unaccessed it is stale in fast (retention 2 h): down to medium
+    clock.advance(hours=3)
+    assert mem.get(m.id, namespace=NS).importance == 0.9  # decay persists on maintenance
+    report = mem.maintain(namespace=NS)
+    got = mem.get(m.id, namespace=NS)
+    assert got.tier is Tier.MEDIUM and got.importance == pytest.approx(0.9 * 0.5 ** (3 / 24),
+                                                                         abs=1e-6)
+    assert report.counts()["demotion"] == 1
+    # two days on: below medium's floor -> slow; three weeks on: below slow's -> glacial
+    clock.advance(hours=45)
+    mem.maintain(namespace=NS)
+    assert mem.get(m.id, namespace=NS).tier is Tier.SLOW
+    clock.advance(days=19)
+    mem.maintain(namespace=NS)
+    assert mem.get(m.id, namespace=NS).tier is Tier.GLACIAL
+    assert kinds(mem, m.id) == [("demotion", "fast", "medium"), ("demotion", "medium", "slow"),
+                                ("demotion", "slow", "glacial")]
+    # surprisingly useful: low predicted relevance, useful -> surprise climbs -> promoted
+    for _ in range(2):
+        mem.feedback(m.id, namespace=NS, useful=True, predicted_relevance=0.1)
+    assert mem.get(m.id, namespace=NS).tier is Tier.GLACIAL  # surprise 0.459 <= 0.5
+    promoted = mem.feedback(m.id, namespace=NS, useful=True, predicted_relevance=0.1)
+    assert promoted.tier is Tier.SLOW and promoted.surprise_score > 0.5
+    assert mem.get(m.id, namespace=NS).last_promoted_at == clock.now
+    # cooldown: surprise is above slow's 0.6 now, but not again within 24 h
+    again = mem.feedback(m.id, namespace=NS, useful=True, predicted_relevance=0.0)
+    assert again.surprise_score > 0.6 and again.tier is Tier.SLOW
+    clock.advance(hours=25)
+    later = mem.feedback(m.id, namespace=NS, useful=True, predicted_relevance=0.0)
+    assert later.tier is Tier.MEDIUM
+    # pinned: survives capacity pressure in medium (capacity 3)
+    mem.pin(m.id, namespace=NS)
+    others = [mem.store(f"medium memory {i}", namespace=NS, importance=0.5 + i / 100).id
+              for i in range(4)]
+    report = mem.maintain(namespace=NS)
+    assert report.counts()["eviction"] == 2
+    active_medium = mem.list_memories(namespace=NS, tier="medium")
+    assert m.id in {x.id for x in active_medium} and len(active_medium) == 3
+    archived = {x.id for x in mem.list_memories(namespace=NS, status="archived")}
+    assert archived == {others[0], others[1]}  # the lowest importance went first
+    assert mem.maintain(namespace=NS).changed is False  # idempotent
+    # expiry: an unpinned glacial memory untouched past its 60-day TTL
+    cold = mem.store("an old note", namespace=NS, importance=0.1)
+    clock.advance(days=61)
+    mem.maintain(namespace=NS)
+    assert mem.get(cold.id, namespace=NS).status is Status.EXPIRED
+    assert mem.get(m.id, namespace=NS).status is Status.ACTIVE  # pinned never expires
+    assert cold.id not in {r.memory.id for r in mem.retrieve("old note", namespace=NS)}
+    expired = {x.id for x in mem.list_memories(namespace=NS, status="expired")}
+    assert cold.id in expired and m.id not in expired  # (the unpinned medium ones too)
+    restored = mem.restore(cold.id, namespace=NS)
+    assert restored.status is Status.ACTIVE
+    assert cold.id in {r.memory.id for r in mem.retrieve("old note", namespace=NS)}
+    assert kinds(mem, cold.id)[-2:] == [("expiry", "glacial", "glacial"),
+                                        ("restore", "glacial", "glacial")]
+    with pytest.raises(ValidationError):
+        mem.restore(cold.id, namespace=NS)
+
+
+def test_access_window_promotes_and_stats_count(small: GraphMemory, clock: Clock) -> None:
+    mem = small
+    m = mem.store("incident runbook for the payments queue", namespace=NS, importance=0.55)
+    assert m.tier is Tier.MEDIUM
+    for _ in range(3):
+        clock.advance(hours=1)
+        mem.retrieve("payments queue runbook", namespace=NS)
+    got = mem.get(m.id, namespace=NS)
+    assert got.tier is Tier.FAST and got.access_count == 3
+    assert "3 accesses" in mem.transitions(m.id, namespace=NS)[0].reason
+    mem.retrieve("nothing like anything stored xyzzy", namespace=NS, min_similarity=0.99)
+    clock.advance(hours=5)
+    mem.maintain(namespace=NS)
+    s = mem.stats(namespace=NS)
+    assert s["promotions"] == {"total": 1, "last_hour": 0}
+    assert s["demotions"]["total"] >= 1 and s["demotions"]["last_hour"] >= 1
+    assert s["transitions"]["promotion:medium->fast"]["total"] == 1
+    assert s["hit_rate"] == pytest.approx(3 / 4) and s["queries"] == 4
+    assert s["average_surprise"] == 0.0
+    assert sum(s["importance_histogram"]["tiers"]["medium"]) == s["tiers"]["medium"]
+    assert sum(sum(v.values()) for v in s["age_histogram"].values()) == s["statuses"]["active"]
+
+
+def test_feedback_outcomes_and_validation(small: GraphMemory, clock: Clock) -> None:
+    mem = small
+    m = mem.store("use exponential backoff on 429", namespace=NS, importance=0.35)
+    mem.retrieve("backoff 429", namespace=NS)  # records the predicted relevance
+    predicted = mem.get(m.id, namespace=NS).last_predicted
+    assert predicted is not None and 0 < predicted <= 1
+    clock.advance(days=2)
+    got = mem.feedback(m.id, namespace=NS, outcome="success")
+    assert got.success_count == 1 and got.last_accessed_at == clock.now  # reinforced
+    assert got.surprise_score == pytest.approx(0.3 * (1 - predicted), abs=1e-6)
+    failed = mem.feedback(m.id, namespace=NS, outcome="failure", useful=False)
+    assert failed.failure_count == 1 and failed.surprise_score < got.surprise_score
+    for bad in ({}, {"outcome": "meh"}, {"useful": "yes"},
+                {"useful": True, "predicted_relevance": 2}):
+        with pytest.raises(ValidationError):
+            mem.feedback(m.id, namespace=NS, **bad)
+    with pytest.raises(NotFoundError):
+        mem.feedback(m.id, namespace="elsewhere", useful=True)
+
+
+def test_dry_run_writes_nothing(small: GraphMemory, clock: Clock) -> None:
+    mem = small
+    m = mem.store("fresh", namespace=NS, importance=0.95)
+    clock.advance(days=3)
+    dry = mem.maintain(namespace=NS, dry_run=True)
+    assert dry.counts()["demotion"] >= 1 and dry.dry_run
+    assert mem.get(m.id, namespace=NS).tier is Tier.FAST
+    assert mem.transitions(m.id, namespace=NS) == []
+    real = mem.maintain(namespace=NS)
+    assert [t.to_tier for t in real.transitions] == [t.to_tier for t in dry.transitions]
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(specs=st.lists(st.tuples(st.floats(0, 1), st.booleans(), st.integers(0, 2000)),
+                      min_size=1, max_size=25),
+       advance=st.integers(0, 3000))
+def test_maintenance_is_idempotent_and_respects_pins(tmp_path_factory: pytest.TempPathFactory,
+                                                      specs: list[tuple[float, bool, int]],
+                                                      advance: int) -> None:
+    clock = Clock()
+    folder = tmp_path_factory.mktemp("prop")
+    cfg = GraphMemConfig(tiers=TiersConfig(
+        fast=TierConfig(half_life_hours=1, capacity=3, entry_importance=0.8),
+        medium=TierConfig(half_life_hours=24, capacity=3, entry_importance=0.5),
+        slow=TierConfig(half_life_hours=168, capacity=3, entry_importance=0.3),
+        glacial=TierConfig(half_life_hours=720, capacity=3, entry_importance=0.0)))
+    with GraphMemory.open(folder, config=cfg, clock=clock, embedder=FakeEmbedder()) as mem:
+        ids = []
+        for i, (importance, pinned, hours) in enumerate(specs):
+            m = mem.store(f"memory {i}", namespace=NS, importance=importance, pinned=pinned,
+                          created_at=clock.now - timedelta(hours=hours))
+            ids.append((m.id, pinned, m.tier))
+        clock.advance(hours=advance)
+        first = mem.maintain(namespace=NS)
+        second = mem.maintain(namespace=NS)
+        assert not second.changed, second.to_dict()
+        for id_, pinned, tier in ids:
+            got = mem.get(id_, namespace=NS)
+            if pinned:
+                assert got.tier is tier and got.status is Status.ACTIVE
+        counts = mem.stats(namespace=NS)["tiers"]
+        pinned_in = {t: sum(1 for i, p, tt in ids if p and tt.value == t) for t in counts}
+        for tier, n in counts.items():
+            assert n <= max(3, pinned_in[tier])
+        assert all(t.kind is not TransitionKind.RESTORE for t in first.transitions)
+
+
+def test_scheduler_runs_maintenance(tmp_path: Path, clock: Clock) -> None:
+    from graphmem.scheduler import MAINTENANCE_JOB, start_scheduler
+
+    with GraphMemory.open(tmp_path, clock=clock, embedder=FakeEmbedder()) as mem:
+        m = mem.store("will be demoted by the scheduled job", namespace=NS, importance=0.9)
+        clock.advance(hours=3)
+        scheduler = start_scheduler(mem, interval_minutes=0.005)  # every 0.3 s
+        try:
+            job = scheduler.get_job(MAINTENANCE_JOB)
+            assert job.max_instances == 1 and job.coalesce is True
+            deadline = time.monotonic() + 20
+            while mem.get(m.id, namespace=NS).tier is Tier.FAST:
+                assert time.monotonic() < deadline, "the scheduled maintenance never ran"
+                time.sleep(0.1)
+        finally:
+            scheduler.shutdown(wait=True)
+        assert mem.get(m.id, namespace=NS).tier is Tier.MEDIUM
+
+
+def test_cli_maintain_and_mark(tmp_path: Path) -> None:
+    gm = (shutil.which("graphmem", path=str(Path(sys.executable).parent))
+          or shutil.which("graphmem"))
+    assert gm
+    clock = Clock()
+    with GraphMemory.open(tmp_path, clock=clock, embedder=FakeEmbedder()) as mem:
+        m = mem.store("an old hot memory", namespace=NS, importance=0.9,
+                      created_at=clock.now)  # the CLI's clock is the real one: years later
+
+    def run(*args: str) -> Any:
+        out = subprocess.run([gm, *args, "--data", str(tmp_path)], capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    dry = run("maintain", "--dry-run", "-n", NS)
+    assert dry.startswith("would change:") and "demotion 3" in dry and "expiry 1" in dry
+    assert json.loads(run("maintain", "--json", "-n", NS, "--dry-run"))["dry_run"] is True
+    done = json.loads(run("maintain", "--json"))
+    assert done["counts"]["expiry"] == 1 and done["namespaces"] == [NS]
+    assert json.loads(run("maintain", "--json"))["counts"] == {
+        "promotion": 0, "demotion": 0, "expiry": 0, "eviction": 0}
+    restored = json.loads(run("mark", "-n", NS, "--json", m.id, "restore"))
+    assert restored["status"] == "active"
+    assert json.loads(run("mark", "-n", NS, "--json", m.id, "pin"))["pinned"] is True
