@@ -41,7 +41,7 @@ test-all: $(STAMP) $(NPM_STAMP) lint
 	$(PY) -m pytest -q
 
 bench: $(STAMP)  ## write throughput, retrieval latency, RSS and disk (10k memories)
-	$(PY) -m bench scale --n 10000 --out bench/results/scale-10k.json
+	$(VENV)/bin/graphmem bench scale --n 10000 --out bench/results/scale-10k.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -365,6 +365,67 @@ def mark(data: Path, namespace: str, as_json: bool, memory_id: str, action: str)
                    f"{'pinned' if m.pinned else 'not pinned'}]")
 
 
+@main.group()
+def bench() -> None:
+    """Benchmarks: each prints a table and writes JSON (see docs/BENCHMARKS.md)."""
+
+
+@bench.command("locomo")
+@click.option("--data", "folder", required=True,
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="a folder of LoCoMo-format conversation files (*.json)")
+@click.option("--convs", default=None, help="comma-separated conversations, e.g. 26,30")
+@click.option("--k", "ks", default="5,10,20", show_default=True, help="cut-offs for recall")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@handles_errors
+def bench_locomo(folder: Path, convs: str | None, ks: str, out: Path | None) -> None:
+    """graphmem's full pipeline vs dense, BM25 and hybrid RRF on LoCoMo questions."""
+    from graphmem.bench.locomo import run_locomo, table
+
+    try:
+        cutoffs = tuple(int(k) for k in ks.split(","))
+    except ValueError:
+        _fail(f"--k needs comma-separated integers, got {ks!r}")
+    try:
+        result = run_locomo(folder, convs=convs.split(",") if convs else None, ks=cutoffs,
+                            progress=lambda msg: click.echo(msg, err=True))
+    except (ValueError, FileNotFoundError) as exc:
+        _fail(str(exc))
+    click.echo(table(result))
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n")
+        click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("scale")
+@click.option("--n", "sizes", type=int, multiple=True, default=[10_000], show_default=True,
+              help="memories to store; repeat for several sizes (e.g. --n 10000 --n 100000)")
+@click.option("--store", type=click.Choice(["sqlite", "falkordb"]), default="sqlite",
+              show_default=True)
+@click.option("--embeddings", type=click.Choice(["real", "random"]), default="real",
+              show_default=True)
+@click.option("--queries", type=int, default=200, show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@handles_errors
+def bench_scale(sizes: tuple[int, ...], store: str, embeddings: str, queries: int,
+                out: Path | None) -> None:
+    """Write throughput, retrieve latency at depth 0/1/2, ANN recall, RSS, disk, start-up."""
+    from graphmem.bench.scale import run_scale, table
+
+    results = []
+    for n in sizes:
+        r = run_scale(n, embeddings=embeddings, queries=queries, store=store,
+                      progress=lambda msg: click.echo(msg, err=True))
+        click.echo(table(r))
+        results.append(r)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(results[0] if len(results) == 1 else results, indent=2)
+                       + "\n")
+        click.echo(f"wrote {out}", err=True)
+
+
 @main.command()
 @data_option
 @handles_errors

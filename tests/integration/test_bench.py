@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import locomo, scale
+from graphmem.bench import locomo, scale
 
 
 def test_scale_bench_reports_every_measure(tmp_path: Path) -> None:
@@ -20,13 +20,14 @@ def test_scale_bench_reports_every_measure(tmp_path: Path) -> None:
         lat = r["retrieve"][depth]["with_query_embedding"]
         assert 0 < lat["p50_ms"] <= lat["p95_ms"] <= lat["p99_ms"]
     assert r["disk_mb"] > 0 and r["rss_mb"] > 0 and r["startup_s"] > 0
+    assert r["ann_recall@10"] == 1.0  # the embedded store searches exhaustively
     text = scale.table(r)
     assert "retrieve depth 2" in text and "disk" in text
     json.dumps(r)  # JSON-ready
 
 
 def test_scale_bench_cli_writes_json(tmp_path: Path) -> None:
-    from bench.__main__ import main
+    from graphmem.bench.__main__ import main
 
     out = tmp_path / "r.json"
     assert main(["scale", "--n", "120", "--embeddings", "random", "--queries", "5",
@@ -81,10 +82,18 @@ def test_locomo_metrics_on_known_answers(tmp_path: Path, perfect: bool,
 
 
 def test_ann_bench_reports_recall_against_exact() -> None:
-    from bench import ann
+    from graphmem.bench import ann
 
     r = ann.run_ann(300, embeddings="random", queries=10, k=5, progress=lambda *_: None)
     d = r["default"]
     assert 0.0 <= d["index_recall@5"] <= d["recall@5"] <= 1.0
     assert d["recall@5"] >= 0.9  # over-fetching 64 of 300 is near-exact
     assert d["latency"]["p50_ms"] > 0 and r["write_memories_per_s"] > 0
+
+
+def test_scale_bench_on_falkordb(tmp_path: Path) -> None:
+    r = scale.run_scale(160, embeddings="random", queries=5, batch=50, folder=tmp_path,
+                        store="falkordb", progress=lambda *_: None)
+    assert r["store"] == "falkordb" and r["write"]["edges"]["FOLLOWS"] == 160 - 160 // 20
+    assert r["ann_recall@10"] >= 0.9 and r["disk_mb"] >= 0
+    assert "falkordb" in scale.table(r)

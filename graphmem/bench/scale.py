@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from bench import synthetic
 from graphmem import GraphMemory
+from graphmem.bench import synthetic
 from graphmem.embedding import Embedder, SentenceTransformerEmbedder
 from graphmem.writes import context_text
 
@@ -123,10 +123,16 @@ def _context_texts(records: list[dict[str, Any]]) -> list[str]:
 
 def run_scale(n: int, *, embeddings: str = "real", queries: int = 200, batch: int = 1000,
               with_embedding_subset: int = 2000, folder: Path | None = None,
-              progress: Any = print) -> dict[str, Any]:
+              store: str = "sqlite", progress: Any = print) -> dict[str, Any]:
     base: Embedder = SentenceTransformerEmbedder() if embeddings == "real" else RandomEmbedder()
     tmp = Path(tempfile.mkdtemp(prefix="graphmem-bench-")) if folder is None else folder
-    data = tmp / "data"
+    server = None
+    if store == "falkordb":
+        from graphmem.store.falkordb_server import FalkorDBServer
+
+        server = FalkorDBServer(tmp / "falkordb")
+        server.start()
+    data: Any = tmp / "data" if server is None else server.url
     records = synthetic.records(n)
     qs = synthetic.queries(queries)
     pre = PrecomputedEmbedder(base)
@@ -136,7 +142,7 @@ def run_scale(n: int, *, embeddings: str = "real", queries: int = 200, batch: in
     progress(f"embedding {len(texts)} memories + {len(ctx)} context texts ({embeddings}) ...")
     t_embed = pre.fill(texts + ctx)
     result: dict[str, Any] = {
-        "n": n, "embeddings": embeddings,
+        "n": n, "embeddings": embeddings, "store": store,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                     "python": platform.python_version()},
         "embed": {"texts": len(texts) + len(ctx),
@@ -191,20 +197,39 @@ def run_scale(n: int, *, embeddings: str = "real", queries: int = 200, batch: in
         result["retrieve"][f"depth_{depth}"] = {"with_query_embedding": _latency(total),
                                                 "without_query_embedding": _latency(core)}
         progress(f"depth {depth}: p95 {result['retrieve'][f'depth_{depth}']}")
+    result["ann_recall@10"] = _ann_recall(mem, texts, pre, qpre, qs)
     result["rss_mb"] = round(_rss_mb(), 1)
     result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     mem.close()
-    result["disk_mb"] = round(_disk_mb(data), 1)
+    if server is not None:
+        server.stop()  # the server's RSS is its own process: disk is its folder
+    result["disk_mb"] = round(_disk_mb(tmp / ("data" if server is None else "falkordb")), 1)
     result["disk_mb_per_100k"] = round(result["disk_mb"] * 100_000 / n, 1)
     if folder is None:
         shutil.rmtree(tmp, ignore_errors=True)
     return result
 
 
+def _ann_recall(mem: GraphMemory, texts: list[str], pre: PrecomputedEmbedder,
+                qpre: PrecomputedEmbedder, qs: list[str], k: int = 10) -> float:
+    """The store's vector top-k against exhaustive search over the same vectors."""
+    ids = [m.id for page in mem.backend.iter_memories("bench", embeddings=False) for m in page]
+    contents = {m.id: m.content for page in mem.backend.iter_memories(
+        "bench", embeddings=False) for m in page}
+    matrix = np.stack([pre.table[contents[i]] for i in ids])
+    hits = []
+    for q in qs[:100]:
+        vec = qpre.table[q]
+        exact = {ids[j] for j in np.argsort(-(matrix @ vec))[:k]}
+        got = {i for i, _ in mem.backend.vector_topk("bench", vec, k)}
+        hits.append(len(exact & got) / k)
+    return round(float(np.mean(hits)), 4)
+
+
 def table(r: dict[str, Any]) -> str:
     w = r["write"]
     rows = [
-        ("memories", f"{r['n']:,} ({r['embeddings']} embeddings)"),
+        ("memories", f"{r['n']:,} ({r['embeddings']} embeddings, {r.get('store', 'sqlite')})"),
         ("edges", ", ".join(f"{k} {v:,}" for k, v in w["edges"].items() if v)),
         ("embedding throughput", f"{r['embed']['texts_per_s']:,} texts/s"),
         ("write, without embedding", f"{w['memories_per_s_without_embedding']:,} memories/s"),
@@ -219,6 +244,8 @@ def table(r: dict[str, Any]) -> str:
         rows.append((f"retrieve {depth.replace('_', ' ')} p50 / p95 / p99",
                      f"{a['p50_ms']} / {a['p95_ms']} / {a['p99_ms']} ms "
                      f"(without query embedding {b['p50_ms']} / {b['p95_ms']} / {b['p99_ms']})"))
+    if "ann_recall@10" in r:
+        rows.append(("vector top-10 recall vs exact", f"{r['ann_recall@10']}"))
     rows += [("RSS after queries / peak", f"{r['rss_mb']} / {r['peak_rss_mb']} MB"),
              ("disk", f"{r['disk_mb']} MB ({r['disk_mb_per_100k']} MB per 100k)"),
              ("start-up (open store)", f"{r['startup_s']} s")]
@@ -231,6 +258,7 @@ def table(r: dict[str, Any]) -> str:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int, default=10_000, help="memories to store (100000 for 100k)")
     p.add_argument("--embeddings", choices=["real", "random"], default="real")
+    p.add_argument("--store", choices=["sqlite", "falkordb"], default="sqlite")
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--batch", type=int, default=1000)
     p.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
@@ -238,7 +266,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _cli(args: argparse.Namespace) -> int:
-    r = run_scale(args.n, embeddings=args.embeddings, queries=args.queries, batch=args.batch)
+    r = run_scale(args.n, embeddings=args.embeddings, queries=args.queries, batch=args.batch,
+                  store=args.store)
     print(table(r))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from bench import synthetic
-from bench.scale import RandomEmbedder, _latency
+from graphmem.bench import synthetic
+from graphmem.bench.scale import RandomEmbedder, _latency
 from graphmem.embedding import SentenceTransformerEmbedder
 from graphmem.models import Memory
 from graphmem.store.base import WriteBatch

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bench import ann, scale
+from graphmem.bench import ann, scale
 
 
 def main(argv: list[str] | None = None) -> int:
