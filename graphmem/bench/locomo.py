@@ -13,11 +13,13 @@ import json
 import re
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from graphmem import GraphMemory
 
@@ -155,9 +157,7 @@ class CachedEmbedder:
         self.dim = inner.dim
         self.cache: dict[str, Any] = {}
 
-    def embed(self, texts: list[str]) -> Any:
-        import numpy as np
-
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
         if missing:
             for t, v in zip(missing, self.inner.embed(missing), strict=True):
@@ -175,8 +175,6 @@ def run_locomo(folder: Path, *, convs: Iterable[str] | None = None,
     baselines, on the same embeddings; metrics per system, overall (categories 1-4) and per
     category. Returns the JSON-ready results."""
     import tempfile
-
-    import numpy as np
 
     from graphmem.bench import baselines
     from graphmem.embedding import SentenceTransformerEmbedder
