@@ -398,6 +398,30 @@ def bench_locomo(folder: Path, convs: str | None, ks: str, out: Path | None) -> 
         click.echo(f"wrote {out}", err=True)
 
 
+@bench.command("tune-locomo")
+@click.option("--data", "folder", required=True,
+              type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--samples", type=int, default=60, show_default=True,
+              help="configurations drawn from the grid (plus the defaults)")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@handles_errors
+def bench_tune(folder: Path, samples: int, out: Path | None) -> None:
+    """Leave-one-conversation-out tuning of the retrieval weights (slow: ~10 s a config)."""
+    from graphmem.bench.tune import candidates, leave_one_out, score_all
+
+    configs = candidates(samples)
+    result = leave_one_out(score_all(folder, configs,
+                                     progress=lambda msg: click.echo(msg, err=True)))
+    click.echo(f"defaults R@10 {result['defaults_recall@10']}; leave-one-out estimate "
+               f"{result['loo_recall@10']}; best on all {result['best_overall_recall@10']}: "
+               f"{configs[result['best_overall']]}")
+    for name, fold in result["folds"].items():
+        click.echo(f"  held out {name}: {fold['held_out_recall@10']} with "
+                   f"{configs[fold['config']]}")
+    if out:
+        out.write_text(json.dumps({**result, "configs": configs}, indent=2) + "\n")
+
+
 @bench.command("scale")
 @click.option("--n", "sizes", type=int, multiple=True, default=[10_000], show_default=True,
               help="memories to store; repeat for several sizes (e.g. --n 10000 --n 100000)")

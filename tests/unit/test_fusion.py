@@ -67,3 +67,17 @@ def test_bm25_known_values_and_length_normalisation() -> None:
     assert b1["x"] < b1["y"] and b0["x"] == pytest.approx(b0["y"])
     stats.add(["deploy", "fail"], -1)
     assert stats.snapshot(["fail"]).df == {"fail": 0}
+
+
+def test_leave_one_out_picks_on_the_others_and_reports_the_held_out() -> None:
+    from graphmem.bench.tune import leave_one_out
+
+    # config 1 is best on a and b but bad on c; config 0 is steady
+    scores = {0: {"a": [0.5, 0.5], "b": [0.5], "c": [0.5]},
+              1: {"a": [1.0, 1.0], "b": [1.0], "c": [0.0]}}
+    r = leave_one_out(scores)
+    assert r["folds"]["c"] == {"config": 1, "held_out_recall@10": 0.0}
+    assert r["folds"]["a"]["config"] == 0  # b + c: 0.5 vs 0.5 tie -> the lower index
+    assert r["folds"]["b"] == {"config": 1, "held_out_recall@10": 1.0}
+    assert r["loo_recall@10"] == pytest.approx((0.5 + 0.5 + 1.0 + 0.0) / 4)
+    assert r["best_overall"] == 1 and r["defaults_recall@10"] == 0.5
