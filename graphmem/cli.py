@@ -365,6 +365,76 @@ def mark(data: Path, namespace: str, as_json: bool, memory_id: str, action: str)
                    f"{'pinned' if m.pinned else 'not pinned'}]")
 
 
+@main.command()
+@click.option("--host", default=None, help="bind address [127.0.0.1]")
+@click.option("--port", type=int, default=None, help="port [8765]")
+@click.option("--data", "data", default=None, help="data folder [./graphmem-data]")
+@click.option("--neo4j", "neo4j", default=None, metavar="URI", help="serve a Neo4j instead")
+@click.option("--dev-no-auth", is_flag=True, default=None,
+              help="no API keys (loopback only, for development)")
+@handles_errors
+def serve(host: str | None, port: int | None, data: str | None, neo4j: str | None,
+          dev_no_auth: bool | None) -> None:
+    """Run the REST API (uvicorn); settings also from GRAPHMEM_* environment variables."""
+    import uvicorn
+
+    from graphmem.api.app import create_app
+    from graphmem.api.settings import Settings
+
+    settings = Settings.from_env(host=host, port=port, data=neo4j or data,
+                                 dev_no_auth=dev_no_auth)
+    app = create_app(settings)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
+
+
+@main.group()
+def keys() -> None:
+    """API keys: create (prints the key alone on its last line), list, revoke."""
+
+
+def _keystore(data: Path) -> Any:
+    from graphmem.api.keys import KeyStore
+
+    return KeyStore(data / "keys.db")
+
+
+@keys.command("create")
+@data_option
+@click.option("--namespace", "-n", "namespaces", multiple=True, required=True,
+              help="a namespace the key may use (repeatable; * for all)")
+@click.option("--role", type=click.Choice(["reader", "writer", "admin"]), default="writer",
+              show_default=True)
+@click.option("--label", default=None)
+@handles_errors
+def keys_create(data: Path, namespaces: tuple[str, ...], role: str, label: str | None) -> None:
+    key_id, key = _keystore(data).create(list(namespaces), role, label)
+    click.echo(f"created key {key_id} ({role}) for {', '.join(namespaces)}; it is shown once:")
+    click.echo(key)
+
+
+@keys.command("list")
+@data_option
+@json_option
+@handles_errors
+def keys_list(data: Path, as_json: bool) -> None:
+    rows = _keystore(data).list()
+    if as_json:
+        _echo_json(rows)
+        return
+    for r in rows:
+        state = "revoked" if r["revoked"] else "active"
+        click.echo(f"{r['id']}  {r['role']:6}  {state:7}  {','.join(r['namespaces'])}")
+
+
+@keys.command("revoke")
+@data_option
+@click.argument("key_id")
+@handles_errors
+def keys_revoke(data: Path, key_id: str) -> None:
+    _keystore(data).revoke(key_id)
+    click.echo(f"revoked {key_id}")
+
+
 @main.group()
 def bench() -> None:
     """Benchmarks: each prints a table and writes JSON (see docs/BENCHMARKS.md)."""

@@ -1,0 +1,279 @@
+"""The FastAPI application: routes under /v1, API keys scoped to namespaces, one error handler.
+
+Routes are plain ``def``: FastAPI runs them in its thread pool, so embedding and store work
+stay off the event loop. ``create_app(settings)`` opens one ``GraphMemory`` in the lifespan
+(model loaded once, store opened, the maintenance scheduler started) and closes it on shutdown.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from graphmem.api import schemas as s
+from graphmem.api.keys import KeyStore, Principal
+from graphmem.api.settings import Settings
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+
+from graphmem.errors import GraphMemError, LimitExceededError
+from graphmem.memory import GraphMemory
+from graphmem.models import MemoryInput, RelationSpec
+
+log = logging.getLogger(__name__)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def principal(request: Request,
+              authorization: Annotated[str | None, Header()] = None) -> Principal:
+    """Who is calling: the API key's namespaces and role (401 without a valid key)."""
+    settings: Settings = request.app.state.settings
+    if settings.dev_no_auth:
+        return Principal("dev", frozenset({"*"}), "admin")
+    if not authorization or not authorization.startswith("Bearer "):
+        raise ApiError(401, "unauthorized", "send an API key: Authorization: Bearer <key>")
+    found = request.app.state.keys.verify(authorization[len("Bearer "):].strip())
+    if found is None:
+        raise ApiError(401, "unauthorized", "unknown or revoked API key")
+    return found
+
+
+Auth = Annotated[Principal, Depends(principal)]
+NsQuery = Annotated[str, Query(description="the namespace", examples=["agent-42"])]
+
+
+def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> FastAPI:
+    if settings.dev_no_auth and not _is_loopback(settings.host):
+        raise GraphMemError("dev mode without API keys is only allowed on a loopback host")
+    keys = KeyStore(settings.keys_path())
+    registry = CollectorRegistry()
+    requests = Counter("graphmem_requests_total", "HTTP requests", ["route", "method",
+                                                                    "status"],
+                       registry=registry)
+    latency = Histogram("graphmem_request_seconds", "HTTP request latency", ["route"],
+                        registry=registry)
+    state: dict[str, Any] = {}
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        mem = memory or GraphMemory.open(settings.data, config=settings.memory_config())
+        state["mem"] = mem
+        scheduler = None
+        if settings.scheduler:
+            from graphmem.scheduler import start_scheduler
+
+            scheduler = start_scheduler(mem)
+        try:
+            yield
+        finally:
+            if scheduler is not None:
+                scheduler.shutdown(wait=False)
+            if memory is None:
+                mem.close()
+
+    app = FastAPI(title="graphmem", version="0.1.0", lifespan=lifespan,
+                  description="Long-term memory for LLM agents, backed by a property graph. "
+                              "Every route is scoped to a namespace the API key may use.",
+                  responses={401: {"model": s.ErrorOut}, 403: {"model": s.ErrorOut},
+                             422: {"model": s.ErrorOut}})
+
+    app.state.settings = settings
+    app.state.keys = keys
+
+    def mem() -> GraphMemory:
+        m: GraphMemory = state["mem"]
+        return m
+
+    # -- errors, limits, metrics ------------------------------------------------------------
+    @app.exception_handler(GraphMemError)
+    async def graphmem_error(request: Request, exc: GraphMemError) -> JSONResponse:
+        return _error(exc.http_status, exc.code, str(exc))
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return _error(exc.status, exc.code, exc.message)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(x) for x in first.get("loc", ()) if x != "body")
+        return _error(422, "invalid_request", f"{where}: {first.get('msg', 'invalid request')}"
+                      if where else str(first.get("msg", "invalid request")))
+
+    @app.middleware("http")
+    async def limits_and_metrics(request: Request, call_next: Callable[..., Any]) -> Response:
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > settings.max_body_bytes:
+            return _error(413, "body_too_large",
+                          f"request body over {settings.max_body_bytes} bytes")
+        started = time.perf_counter()
+        response: Response = await call_next(request)
+        route = getattr(request.scope.get("route"), "path", "unmatched")
+        requests.labels(route, request.method, str(response.status_code)).inc()
+        latency.labels(route).observe(time.perf_counter() - started)
+        return response
+
+    def scope(who: Principal, namespace: str, role: str = "reader") -> str:
+        if not who.may_use(namespace):
+            raise ApiError(403, "forbidden", f"this key may not use namespace {namespace!r}")
+        if not who.at_least(role):
+            raise ApiError(403, "forbidden", f"this needs the {role} role; the key is "
+                                             f"{who.role}")
+        return namespace
+
+    def item(x: s.MemoryItem) -> MemoryInput:
+        data = x.model_dump(exclude={"relations"})
+        data["relations"] = [RelationSpec(r.type, r.target_id, r.direction, r.score)
+                             for r in x.relations]
+        return MemoryInput(**data)
+
+    # -- memories ----------------------------------------------------------------------------
+    @app.post("/v1/memories", status_code=201, tags=["memories"],
+              response_model=list[s.MemoryOut] | s.MemoryOut)
+    def create_memories(body: s.MemoryCreate | s.BatchCreate, who: Auth) -> Any:
+        ns = scope(who, body.namespace, "writer")
+        if isinstance(body, s.BatchCreate):
+            if len(body.items) > settings.max_batch:
+                raise LimitExceededError(f"batch of {len(body.items)}, the limit is "
+                                         f"{settings.max_batch}")
+            return [m.to_dict() for m in mem().store_many([item(x) for x in body.items],
+                                                          namespace=ns)]
+        single = s.MemoryItem(**body.model_dump(exclude={"namespace"}))
+        return mem().store_many([item(single)], namespace=ns)[0].to_dict()
+
+    @app.get("/v1/memories/{memory_id}", response_model=s.MemoryOut, tags=["memories"])
+    def get_memory(memory_id: str, namespace: NsQuery, who: Auth) -> Any:
+        return mem().get(memory_id, namespace=scope(who, namespace)).to_dict()
+
+    @app.patch("/v1/memories/{memory_id}", response_model=s.MemoryOut, tags=["memories"])
+    def patch_memory(memory_id: str, namespace: NsQuery, body: s.MemoryPatch,
+                     who: Auth) -> Any:
+        return mem().update(memory_id, namespace=scope(who, namespace, "writer"),
+                            **body.model_dump(exclude_none=True)).to_dict()
+
+    @app.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"])
+    def delete_memory(memory_id: str, namespace: NsQuery, who: Auth) -> Response:
+        mem().delete(memory_id, namespace=scope(who, namespace, "writer"))
+        return Response(status_code=204)
+
+    @app.post("/v1/memories/{memory_id}/pin", response_model=s.MemoryOut, tags=["memories"])
+    def pin(memory_id: str, namespace: NsQuery, who: Auth) -> Any:
+        return mem().pin(memory_id, namespace=scope(who, namespace, "writer")).to_dict()
+
+    @app.post("/v1/memories/{memory_id}/unpin", response_model=s.MemoryOut, tags=["memories"])
+    def unpin(memory_id: str, namespace: NsQuery, who: Auth) -> Any:
+        return mem().unpin(memory_id, namespace=scope(who, namespace, "writer")).to_dict()
+
+    @app.post("/v1/memories/{memory_id}/restore", response_model=s.MemoryOut,
+              tags=["memories"])
+    def restore(memory_id: str, namespace: NsQuery, who: Auth) -> Any:
+        return mem().restore(memory_id, namespace=scope(who, namespace, "writer")).to_dict()
+
+    @app.post("/v1/memories/{memory_id}/feedback", response_model=s.MemoryOut,
+              tags=["memories"])
+    def feedback(memory_id: str, namespace: NsQuery, body: s.FeedbackIn, who: Auth) -> Any:
+        return mem().feedback(memory_id, namespace=scope(who, namespace, "writer"),
+                              **body.model_dump()).to_dict()
+
+    # -- relations ---------------------------------------------------------------------------
+    @app.post("/v1/relations", status_code=201, response_model=s.RelationOut,
+              tags=["relations"])
+    def create_relation(body: s.RelationCreate, who: Auth) -> Any:
+        return mem().relate(body.source_id, body.target_id, body.type,
+                            namespace=scope(who, body.namespace, "writer"),
+                            score=body.score).to_dict()
+
+    @app.get("/v1/memories/{memory_id}/relations", response_model=list[s.RelationOut],
+             tags=["relations"])
+    def list_relations(memory_id: str, namespace: NsQuery, who: Auth) -> Any:
+        return [r.to_dict() for r in mem().relations(memory_id,
+                                                     namespace=scope(who, namespace))]
+
+    @app.delete("/v1/relations", status_code=204, tags=["relations"])
+    def delete_relation(body: s.RelationDelete, who: Auth) -> Response:
+        mem().unrelate(body.source_id, body.target_id, body.type,
+                       namespace=scope(who, body.namespace, "writer"))
+        return Response(status_code=204)
+
+    # -- retrieval ---------------------------------------------------------------------------
+    def _options(body: s.SearchIn) -> dict[str, Any]:
+        return {"limit": body.limit, "tiers": body.tiers, "min_similarity":
+                body.min_similarity, "strategy": body.strategy, "depth": body.depth,
+                "filters": body.filters}
+
+    @app.post("/v1/search", response_model=list[s.ResultOut], tags=["retrieval"])
+    def search(body: s.SearchIn, who: Auth) -> Any:
+        results = mem().retrieve(body.query, namespace=scope(who, body.namespace),
+                                 **_options(body))
+        out = [r.to_dict() for r in results]
+        if not body.explain:
+            for r in out:
+                r["terms"] = r["path"] = None
+        return out
+
+    @app.post("/v1/search/index", response_model=list[s.IndexEntryOut], tags=["retrieval"])
+    def search_index(body: s.SearchIn, who: Auth) -> Any:
+        return [e.to_dict() for e in mem().search_index(
+            body.query, namespace=scope(who, body.namespace), **_options(body))]
+
+    @app.get("/v1/search/timeline", response_model=list[s.MemoryOut], tags=["retrieval"])
+    def timeline(anchor_id: str, namespace: NsQuery, who: Auth, before: int = 3,
+                 after: int = 3) -> Any:
+        return [m.to_dict() for m in mem().timeline(anchor_id, namespace=scope(who, namespace),
+                                                    before=before, after=after)]
+
+    @app.post("/v1/entries", response_model=list[s.MemoryOut], tags=["retrieval"])
+    def entries(body: s.EntriesIn, who: Auth) -> Any:
+        return [m.to_dict() for m in mem().entries(body.ids,
+                                                   namespace=scope(who, body.namespace))]
+
+    @app.get("/v1/stats", tags=["operations"])
+    def stats(namespace: NsQuery, who: Auth) -> dict[str, Any]:
+        return mem().stats(namespace=scope(who, namespace))
+
+    # -- health, readiness, metrics ----------------------------------------------------------
+    @app.get("/healthz", tags=["operations"])
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["operations"])
+    def readyz() -> JSONResponse:
+        try:
+            mem().backend.ping()
+        except GraphMemError as exc:
+            return _error(503, "not_ready", str(exc))
+        return JSONResponse({"status": "ready"})
+
+    @app.get("/metrics", tags=["operations"], response_class=PlainTextResponse)
+    def metrics() -> Response:
+        return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+
+    return app
