@@ -1,0 +1,257 @@
+"""The REST API over real HTTP on loopback (uvicorn in a thread), driven by the Python
+client: auth cases, every route family, validation errors, concurrent writers, metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from graphmem import GraphMemory
+from graphmem.api.app import create_app
+from graphmem.api.keys import KeyStore
+from graphmem.api.settings import Settings
+from graphmem.client import ApiAuthError, AsyncGraphMemClient, GraphMemClient
+from graphmem.errors import (
+    GraphMemError,
+    InvalidContentError,
+    InvalidImportanceError,
+    NotFoundError,
+    ValidationError,
+)
+from tests.conftest import Clock, FakeEmbedder
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.keys = KeyStore(tmp / "keys.db")
+        self.clock = Clock()
+        self.mem = GraphMemory.open(tmp / "data", clock=self.clock, embedder=FakeEmbedder())
+        settings = Settings(data=str(tmp / "data"), keys_file=tmp / "keys.db",
+                            port=_free_port(), scheduler=False, max_body_bytes=200_000,
+                            max_batch=50)
+        self.url = f"http://127.0.0.1:{settings.port}"
+        config = uvicorn.Config(create_app(settings, memory=self.mem), host="127.0.0.1",
+                                port=settings.port, log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> Server:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            assert time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.mem.close()
+
+    def client(self, namespaces: list[str], role: str = "writer") -> GraphMemClient:
+        return GraphMemClient(self.url, self.keys.create(namespaces, role)[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with Server(tmp_path_factory.mktemp("api")) as srv:
+        yield srv
+
+
+def test_health_readiness_openapi_and_metrics(server: Server) -> None:
+    assert httpx.get(f"{server.url}/healthz").json() == {"status": "ok"}
+    assert httpx.get(f"{server.url}/readyz").status_code == 200
+    spec = httpx.get(f"{server.url}/openapi.json").json()
+    for route in ("/v1/memories", "/v1/search", "/v1/search/index", "/v1/search/timeline",
+                  "/v1/entries", "/v1/relations", "/v1/stats", "/v1/memories/{memory_id}/pin",
+                  "/v1/memories/{memory_id}/feedback"):
+        assert route in spec["paths"], route
+    httpx.get(f"{server.url}/healthz")
+    metrics = httpx.get(f"{server.url}/metrics").text
+    assert "# TYPE graphmem_requests_total counter" in metrics
+    assert 'route="/healthz"' in metrics
+
+
+def test_auth_cases(server: Server) -> None:
+    writer = server.client(["alpha"])
+    m = writer.store("alpha's secret plan", namespace="alpha")
+    with pytest.raises(ApiAuthError) as e:
+        GraphMemClient(server.url).store("x", namespace="alpha")
+    assert e.value.status == 401
+    with pytest.raises(ApiAuthError) as e:
+        GraphMemClient(server.url, "gm_nope_nope").retrieve("x", namespace="alpha")
+    assert e.value.status == 401
+    key_id, key = server.keys.create(["alpha"], "writer")
+    revoked = GraphMemClient(server.url, key)
+    revoked.stats(namespace="alpha")
+    server.keys.revoke(key_id)
+    with pytest.raises(ApiAuthError) as e:
+        revoked.stats(namespace="alpha")
+    assert e.value.status == 401
+    beta = server.client(["beta"])
+    for call in (lambda: beta.get(m["id"], namespace="alpha"),
+                 lambda: beta.store("y", namespace="alpha")):
+        with pytest.raises(ApiAuthError) as e:
+            call()
+        assert e.value.status == 403
+    # another namespace's memory looks exactly like a missing one
+    with pytest.raises(NotFoundError) as missing:
+        beta.get("no-such-id", namespace="beta")
+    with pytest.raises(NotFoundError) as foreign:
+        beta.get(m["id"], namespace="beta")
+    assert str(missing.value).replace("no-such-id", "X") == str(foreign.value).replace(
+        m["id"], "X")
+    reader = server.client(["alpha"], role="reader")
+    assert reader.get(m["id"], namespace="alpha")["content"] == "alpha's secret plan"
+    with pytest.raises(ApiAuthError) as e:
+        reader.store("nope", namespace="alpha")
+    assert e.value.status == 403 and "writer role" in str(e.value)
+
+
+def test_memories_relations_and_retrieval(server: Server) -> None:
+    c = server.client(["ops"])
+    a = c.store("deploy failed migration locked users table", namespace="ops",
+                importance=0.7, source="ops-agent")
+    b = c.store("split work into small batches", namespace="ops",
+                relations=[{"type": "CAUSES", "target_id": a["id"], "direction": "in"}])
+    assert a["tier"] == "medium" and b["namespace"] == "ops"
+    batch = c.store_many([{"content": f"turn {i} deploy chat", "session_id": "s"}
+                          for i in range(3)], namespace="ops")
+    assert len(batch) == 3
+    rels = c.relations(a["id"], namespace="ops")
+    assert [(r["source_id"], r["type"]) for r in rels] == [(a["id"], "CAUSES")]
+    hits = c.retrieve("why did the deploy fail", namespace="ops", limit=5)
+    assert hits[0]["memory"]["id"] == a["id"] and "semantic" in hits[0]["terms"]
+    fix = next(h for h in hits if h["memory"]["id"] == b["id"])
+    assert "CAUSES" in fix["path"]["text"]
+    bare = c.retrieve("why did the deploy fail", namespace="ops", explain=False)
+    assert bare[0]["terms"] is None
+    index = c.search_index("deploy chat", namespace="ops", limit=3)
+    assert {"id", "preview", "tier", "score", "token_estimate"} <= set(index[0])
+    window = c.timeline(batch[1]["id"], namespace="ops", before=1, after=1)
+    assert [w["id"] for w in window] == [x["id"] for x in batch]
+    full = c.entries([b["id"], a["id"]], namespace="ops")
+    assert [x["id"] for x in full] == [b["id"], a["id"]]
+    updated = c.update(a["id"], namespace="ops", importance=0.9, metadata={"ticket": 7})
+    assert updated["base_importance"] == 0.9 and updated["metadata"] == {"ticket": 7}
+    assert c.pin(a["id"], namespace="ops")["pinned"] is True
+    assert c.unpin(a["id"], namespace="ops")["pinned"] is False
+    fb = c.feedback(b["id"], namespace="ops", useful=True, outcome="success")
+    assert fb["success_count"] == 1
+    c.relate(a["id"], batch[0]["id"], "REFERENCES", namespace="ops")
+    c.unrelate(a["id"], batch[0]["id"], "REFERENCES", namespace="ops")
+    stats = c.stats(namespace="ops")
+    assert stats["memories"] == 5 and stats["edges"]["CAUSES"] == 1
+    c.delete(b["id"], namespace="ops")
+    with pytest.raises(NotFoundError):
+        c.get(b["id"], namespace="ops")
+
+
+@pytest.mark.parametrize(("body", "error"), [
+    ({"content": ""}, InvalidContentError),
+    ({"content": "ok", "importance": 2}, InvalidImportanceError),
+    ({"content": "ok", "tier": "tepid"}, ValidationError),
+    ({"content": "ok", "relations": [{"type": "LIKES", "target_id": "x"}]}, ValidationError),
+    ({"content": "ok", "relations": [{"type": "CAUSES", "target_id": "missing"}]},
+     NotFoundError),
+    ({"content": "ok", "colour": "red"}, ValidationError),
+])
+def test_bad_input_is_4xx_and_writes_nothing(server: Server, body: dict[str, Any],
+                                             error: type[GraphMemError]) -> None:
+    c = server.client(["val"])
+    before = c.stats(namespace="val")["memories"]
+    with pytest.raises(error):
+        c.store(namespace="val", **body)
+    assert c.stats(namespace="val")["memories"] == before
+
+
+def test_limits_and_malformed_requests(server: Server) -> None:
+    c = server.client(["lim"])
+    with pytest.raises(ValidationError):
+        c.store_many([{"content": "fine"}, {"content": ""}], namespace="lim")
+    with pytest.raises(ValidationError):
+        c.store_many([{"content": f"m{i}"} for i in range(51)], namespace="lim")
+    assert c.stats(namespace="lim")["memories"] == 0  # the failed batches wrote nothing
+    with pytest.raises(ValidationError):
+        c.retrieve("x", namespace="lim", limit=1000)
+    with pytest.raises(ValidationError):
+        c.retrieve("x", namespace="lim", depth=5)
+    key = server.keys.create(["lim"], "writer")[1]
+    headers = {"Authorization": f"Bearer {key}", "content-type": "application/json"}
+    bad = httpx.post(f"{server.url}/v1/memories", content=b"{not json", headers=headers)
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_request"
+    huge = httpx.post(f"{server.url}/v1/memories", headers=headers,
+                      json={"namespace": "lim", "content": "x" * 300_000})
+    assert huge.status_code == 413
+
+
+def test_concurrent_writers_lose_nothing(server: Server) -> None:
+    clients = [server.client(["busy"]) for _ in range(8)]
+
+    def write(i: int) -> list[str]:
+        return [clients[i].store(f"writer {i} note {j}", namespace="busy")["id"]
+                for j in range(40)]
+
+    with ThreadPoolExecutor(8) as pool:
+        ids = [x for batch in pool.map(write, range(8)) for x in batch]
+    assert len(ids) == len(set(ids)) == 320
+    assert clients[0].stats(namespace="busy")["memories"] == 320
+
+
+def test_async_client(server: Server) -> None:
+    key = server.keys.create(["async"], "writer")[1]
+
+    async def go() -> list[Any]:
+        async with AsyncGraphMemClient(server.url, key) as c:
+            await asyncio.gather(*(c.store(f"async note {i}", namespace="async")
+                                   for i in range(5)))
+            return await c.retrieve("async note", namespace="async")  # type: ignore[no-any-return]
+
+    assert len(asyncio.run(go())) == 5
+
+
+def test_dev_mode_only_on_loopback(tmp_path: Path) -> None:
+    with pytest.raises(GraphMemError):
+        create_app(Settings(data=str(tmp_path), dev_no_auth=True, host="0.0.0.0"))
+    create_app(Settings(data=str(tmp_path), dev_no_auth=True, host="127.0.0.1"))
+
+
+def test_settings_from_environment() -> None:
+    s = Settings.from_env({"GRAPHMEM_DATA": "neo4j://db:7687", "GRAPHMEM_PORT": "9000",
+                           "GRAPHMEM_NEO4J_PASSWORD": "hunter2", "GRAPHMEM_SCHEDULER": "no"})
+    assert (s.data, s.port, s.scheduler, s.is_url) == ("neo4j://db:7687", 9000, False, True)
+    assert "hunter2" not in repr(s)
+    assert s.memory_config().store.neo4j_password.get_secret_value() == "hunter2"  # type: ignore[union-attr]
+
+
+def test_docker_compose_file_is_valid() -> None:
+    import yaml
+
+    root = Path(__file__).resolve().parents[2]
+    doc = yaml.safe_load((root / "docker-compose.yml").read_text())
+    neo4j, api = doc["services"]["neo4j"], doc["services"]["graphmem"]
+    assert neo4j["image"] == "neo4j:5" and neo4j["environment"]["NEO4J_PLUGINS"] == "[]"
+    assert "RETURN 1" in " ".join(neo4j["healthcheck"]["test"])
+    assert any(v.startswith("neo4j-data:") for v in neo4j["volumes"])
+    assert api["depends_on"]["neo4j"]["condition"] == "service_healthy"
+    assert "/readyz" in " ".join(api["healthcheck"]["test"])
+    assert api["environment"]["GRAPHMEM_DATA"].startswith("neo4j://")
+    assert api["build"] == "." and (root / "Dockerfile").exists()
+    assert set(doc["volumes"]) >= {"neo4j-data", "graphmem-keys"}
