@@ -387,6 +387,19 @@ def serve(host: str | None, port: int | None, data: str | None, neo4j: str | Non
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
 
 
+@main.command("mcp")
+@data_option
+@click.option("--namespace", "-n", "namespaces", multiple=True, default=["*"],
+              show_default=True, help="namespaces this server may serve (repeatable)")
+@handles_errors
+def mcp_command(data: Path, namespaces: tuple[str, ...]) -> None:
+    """Serve graphmem's tools over the Model Context Protocol on stdio."""
+    from graphmem.mcp_server import build_server
+
+    with GraphMemory.open(data) as mem:
+        build_server(mem, namespaces).run("stdio")
+
+
 @main.group()
 def keys() -> None:
     """API keys: create (prints the key alone on its last line), list, revoke."""

@@ -15,11 +15,11 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-
-from graphmem import GraphMemory
 from graphmem.api.app import create_app
 from graphmem.api.keys import KeyStore
 from graphmem.api.settings import Settings
+
+from graphmem import GraphMemory
 from graphmem.client import ApiAuthError, AsyncGraphMemClient, GraphMemClient
 from graphmem.errors import (
     GraphMemError,

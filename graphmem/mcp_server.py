@@ -1,0 +1,95 @@
+"""graphmem as a Model Context Protocol server (official ``mcp`` SDK): the tools an agent
+needs - remember, recall, recall_index, timeline, entries, relate, feedback, pin.
+
+Every tool takes a ``namespace``; the server only serves the namespaces it was started for
+(``allowed``; ``*`` for all). Tool errors come back as MCP tool errors with graphmem's message.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Collection
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from graphmem.errors import GraphMemError
+from graphmem.memory import GraphMemory
+
+
+def build_server(mem: GraphMemory, allowed: Collection[str] = ("*",)) -> MCPServer:
+    server = MCPServer(name="graphmem", instructions=(
+        "Long-term memory. remember() what is worth keeping; recall() before answering; "
+        "recall_index() for cheap previews, then entries() for the few you need; "
+        "feedback() on what helped."))
+    allow = set(allowed)
+
+    def ns(namespace: str) -> str:
+        if "*" not in allow and namespace not in allow:
+            raise GraphMemError(f"this server does not serve namespace {namespace!r}")
+        return namespace
+
+    def tool(fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Register ``fn``; graphmem's errors reach the agent with their message."""
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except GraphMemError as exc:
+                raise ToolError(f"{exc.code}: {exc}") from exc
+
+        return server.tool()(wrapper)
+
+    @tool
+    def remember(content: str, namespace: str, importance: float = 0.5,
+                 session_id: str | None = None, source: str | None = None,
+                 metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Store a memory (an exact duplicate reinforces the existing one)."""
+        return mem.store(content, namespace=ns(namespace), importance=importance,
+                         session_id=session_id, source=source, metadata=metadata).to_dict()
+
+    @tool
+    def recall(query: str, namespace: str, limit: int = 5, depth: int | None = None
+               ) -> list[dict[str, Any]]:
+        """Full retrieval: memories with score, score terms, path and disputed flag."""
+        return [r.to_dict() for r in mem.retrieve(query, namespace=ns(namespace), limit=limit,
+                                                  depth=depth)]
+
+    @tool
+    def recall_index(query: str, namespace: str, limit: int = 10) -> list[dict[str, Any]]:
+        """Compact previews (id, ~80 characters, tier, score, token estimate)."""
+        return [e.to_dict() for e in mem.search_index(query, namespace=ns(namespace),
+                                                      limit=limit)]
+
+    @tool
+    def timeline(anchor_id: str, namespace: str, before: int = 3, after: int = 3
+                 ) -> list[dict[str, Any]]:
+        """The memories around one memory in time (its session when it has one)."""
+        return [m.to_dict() for m in mem.timeline(anchor_id, namespace=ns(namespace),
+                                                  before=before, after=after)]
+
+    @tool
+    def entries(ids: list[str], namespace: str) -> list[dict[str, Any]]:
+        """Full records of the given memory ids."""
+        return [m.to_dict() for m in mem.entries(ids, namespace=ns(namespace))]
+
+    @tool
+    def relate(source_id: str, target_id: str, type: str, namespace: str) -> dict[str, Any]:
+        """Relate two memories: CAUSES, REFERENCES, SIMILAR_TO or CONTRADICTS."""
+        return mem.relate(source_id, target_id, type, namespace=ns(namespace)).to_dict()
+
+    @tool
+    def feedback(id: str, namespace: str, useful: bool | None = None,
+                 outcome: str | None = None) -> dict[str, Any]:
+        """Say whether a recalled memory helped (useful) or led to success / failure."""
+        return mem.feedback(id, namespace=ns(namespace), useful=useful,
+                            outcome=outcome).to_dict()
+
+    @tool
+    def pin(id: str, namespace: str) -> dict[str, Any]:
+        """Pin a memory: never demoted, expired or evicted."""
+        return mem.pin(id, namespace=ns(namespace)).to_dict()
+
+    return server

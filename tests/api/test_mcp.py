@@ -1,0 +1,92 @@
+"""The MCP server, driven by the official SDK's own client: in-process and over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+
+from graphmem import GraphMemory
+from graphmem.mcp_server import build_server
+from tests.conftest import Clock, FakeEmbedder
+
+TOOLS = {"remember", "recall", "recall_index", "timeline", "entries", "relate", "feedback",
+         "pin"}
+
+
+def _payload(result: Any) -> Any:
+    content = result.structured_content
+    if content:
+        return content.get("result", content)
+    return json.loads(result.content[0].text)
+
+
+def test_tools_in_process(tmp_path: Path) -> None:
+    with GraphMemory.open(tmp_path, clock=Clock(), embedder=FakeEmbedder()) as mem:
+        server = build_server(mem, ["agent"])
+
+        async def go() -> None:
+            async with Client(server) as client:
+                names = {t.name for t in (await client.list_tools()).tools}
+                assert names >= TOOLS
+                a = _payload(await client.call_tool("remember", {
+                    "content": "deploy failed: migration locked users", "namespace": "agent",
+                    "importance": 0.7}))
+                b = _payload(await client.call_tool("remember", {
+                    "content": "split work into batches", "namespace": "agent"}))
+                rel = _payload(await client.call_tool("relate", {
+                    "source_id": a["id"], "target_id": b["id"], "type": "CAUSES",
+                    "namespace": "agent"}))
+                assert rel["type"] == "CAUSES"
+                hits = _payload(await client.call_tool("recall", {
+                    "query": "why did the deploy fail", "namespace": "agent"}))
+                assert hits[0]["memory"]["id"] == a["id"]
+                index = _payload(await client.call_tool("recall_index", {
+                    "query": "deploy", "namespace": "agent"}))
+                assert index[0]["id"] == a["id"] and "token_estimate" in index[0]
+                full = _payload(await client.call_tool("entries", {
+                    "ids": [b["id"]], "namespace": "agent"}))
+                assert full[0]["content"] == "split work into batches"
+                around = _payload(await client.call_tool("timeline", {
+                    "anchor_id": a["id"], "namespace": "agent"}))
+                assert a["id"] in [m["id"] for m in around]
+                fb = _payload(await client.call_tool("feedback", {
+                    "id": b["id"], "namespace": "agent", "outcome": "success"}))
+                assert fb["success_count"] == 1
+                pinned = _payload(await client.call_tool("pin", {"id": a["id"],
+                                                                 "namespace": "agent"}))
+                assert pinned["pinned"] is True
+                refused = await client.call_tool("remember", {"content": "x",
+                                                              "namespace": "other"})
+                assert refused.is_error and "does not serve" in refused.content[0].text
+                bad = await client.call_tool("remember", {"content": "", "namespace": "agent"})
+                assert bad.is_error and "empty" in bad.content[0].text
+
+        asyncio.run(go())
+        assert mem.stats(namespace="agent")["memories"] == 2
+        assert mem.stats(namespace="other")["memories"] == 0
+
+
+def test_stdio_server(tmp_path: Path) -> None:
+    from mcp import StdioServerParameters
+
+    gm = (shutil.which("graphmem", path=str(Path(sys.executable).parent))
+          or shutil.which("graphmem"))
+    assert gm
+    params = StdioServerParameters(command=gm, args=["mcp", "--data", str(tmp_path),
+                                                     "-n", "team"])
+
+    async def go() -> Any:
+        async with Client(params, read_timeout_seconds=120) as client:
+            await client.call_tool("remember", {"content": "the VPN password rotates monthly",
+                                                "namespace": "team"})
+            return _payload(await client.call_tool("recall", {"query": "VPN password",
+                                                              "namespace": "team"}))
+
+    hits = asyncio.run(go())
+    assert hits[0]["memory"]["content"] == "the VPN password rotates monthly"
