@@ -67,6 +67,35 @@ def principal(request: Request,
 
 
 Auth = Annotated[Principal, Depends(principal)]
+
+
+class McpAuth:
+    """The MCP endpoint behind the same API keys: the key's namespaces and role bound to the
+    request (``graphmem.mcp_server.PRINCIPAL``) for the tools to check."""
+
+    def __init__(self, app: Any, settings: Settings, keys: KeyStore) -> None:
+        self.app, self.settings, self.keys = app, settings, keys
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        from graphmem.mcp_server import PRINCIPAL
+
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        who: Principal | None = Principal("dev", frozenset({"*"}), "admin")
+        if not self.settings.dev_no_auth:
+            header = dict(scope.get("headers") or {}).get(b"authorization", b"").decode()
+            who = (self.keys.verify(header[len("Bearer "):].strip())
+                   if header.startswith("Bearer ") else None)
+        if who is None:
+            response = _error(401, "unauthorized", "send an API key: Authorization: Bearer <key>")
+            await response(scope, receive, send)
+            return
+        token = PRINCIPAL.set(who)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            PRINCIPAL.reset(token)
 NsQuery = Annotated[str, Query(description="the namespace", examples=["agent-42"])]
 
 
@@ -82,6 +111,12 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
                         registry=registry)
     state: dict[str, Any] = {}
 
+    from graphmem.mcp_server import build_server
+
+    mcp = build_server(lambda: state["mem"])
+    mcp_app = mcp.streamable_http_app(streamable_http_path="/", stateless_http=True,
+                                      json_response=True)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         mem = memory or GraphMemory.open(settings.data, config=settings.memory_config())
@@ -92,7 +127,8 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
 
             scheduler = start_scheduler(mem)
         try:
-            yield
+            async with mcp.session_manager.run():
+                yield
         finally:
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
@@ -271,6 +307,8 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
         except GraphMemError as exc:
             return _error(503, "not_ready", str(exc))
         return JSONResponse({"status": "ready"})
+
+    app.mount("/mcp", McpAuth(mcp_app, settings, keys))
 
     @app.get("/metrics", tags=["operations"], response_class=PlainTextResponse)
     def metrics() -> Response:

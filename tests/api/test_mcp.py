@@ -90,3 +90,34 @@ def test_stdio_server(tmp_path: Path) -> None:
 
     hits = asyncio.run(go())
     assert hits[0]["memory"]["content"] == "the VPN password rotates monthly"
+
+
+def test_streamable_http_behind_api_keys(tmp_path: Path) -> None:
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tests.api.test_rest import Server
+
+    with Server(tmp_path) as srv:
+        writer = srv.keys.create(["team"], "writer")[1]
+        reader = srv.keys.create(["team"], "reader")[1]
+
+        async def call(key: str | None, tool: str, args: dict[str, Any]) -> Any:
+            headers = {"Authorization": f"Bearer {key}"} if key else {}
+            async with httpx2.AsyncClient(headers=headers, timeout=60) as http, \
+                    Client(streamable_http_client(f"{srv.url}/mcp/", http_client=http)) as c:
+                return await c.call_tool(tool, args)
+
+        stored = asyncio.run(call(writer, "remember", {"content": "standup moved to 10:00",
+                                                       "namespace": "team"}))
+        assert not stored.is_error
+        hits = _payload(asyncio.run(call(reader, "recall", {"query": "standup",
+                                                            "namespace": "team"})))
+        assert hits[0]["memory"]["content"] == "standup moved to 10:00"
+        denied = asyncio.run(call(reader, "remember", {"content": "x", "namespace": "team"}))
+        assert denied.is_error and "writer role" in denied.content[0].text
+        foreign = asyncio.run(call(writer, "recall", {"query": "x", "namespace": "other"}))
+        assert foreign.is_error and "may not use" in foreign.content[0].text
+        import httpx
+
+        assert httpx.post(f"{srv.url}/mcp/", json={}).status_code == 401
