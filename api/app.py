@@ -27,6 +27,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from graphmem.errors import GraphMemError, LimitExceededError
 from graphmem.memory import GraphMemory
@@ -109,7 +110,7 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
                        registry=registry)
     latency = Histogram("graphmem_request_seconds", "HTTP request latency", ["route"],
                         registry=registry)
-    state: dict[str, Any] = {}
+    state: dict[str, Any] = {} if memory is None else {"mem": memory}
 
     from graphmem.mcp_server import build_server
 
@@ -127,8 +128,12 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
 
             scheduler = start_scheduler(mem)
         try:
-            async with mcp.session_manager.run():
-                yield
+            if state.get("mcp_ran"):  # a session manager runs once per process (test clients
+                yield                 # may enter the lifespan again: MCP stays off then)
+            else:
+                state["mcp_ran"] = True
+                async with mcp.session_manager.run():
+                    yield
         finally:
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
@@ -138,8 +143,12 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
     app = FastAPI(title="graphmem", version="0.1.0", lifespan=lifespan,
                   description="Long-term memory for LLM agents, backed by a property graph. "
                               "Every route is scoped to a namespace the API key may use.",
-                  responses={401: {"model": s.ErrorOut}, 403: {"model": s.ErrorOut},
-                             422: {"model": s.ErrorOut}})
+                  responses={code: {"model": s.ErrorOut, "description": text} for code, text in (
+                      (400, "malformed request"), (401, "no or unknown API key"),
+                      (403, "namespace or role not allowed"),
+                      (404, "no such memory in this namespace"), (409, "id already taken"),
+                      (413, "request body too large"), (422, "invalid input, nothing written"),
+                      (503, "the store is unavailable"))})
 
     app.state.settings = settings
     app.state.keys = keys
@@ -156,6 +165,12 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
         return _error(exc.status, exc.code, exc.message)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        codes = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}
+        return _error(exc.status_code, codes.get(exc.status_code, "http_error"),
+                      str(exc.detail))
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

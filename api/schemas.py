@@ -12,7 +12,8 @@ Namespace = Field(description="the tenant: every call is scoped to one namespace
 
 
 class _In(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: a boolean is a boolean and a number a number, as the schema says
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class RelationIn(_In):
@@ -30,7 +31,8 @@ class MemoryItem(_In):
     relations: list[RelationIn] = []
     metadata: dict[str, Any] | None = None
     session_id: str | None = None
-    created_at: datetime | None = None
+    created_at: datetime | None = Field(default=None, strict=False,
+                                        description="ISO 8601; defaults to now")
     source: str | None = None
     topic: str | None = None
     pinned: bool = False
