@@ -70,6 +70,36 @@ def principal(request: Request,
 Auth = Annotated[Principal, Depends(principal)]
 
 
+class _StoreCollector:
+    """Scraped on /metrics: memories per namespace, tier and status; transitions so far."""
+
+    def __init__(self, get: Callable[[], GraphMemory | None]) -> None:
+        self.get = get
+
+    def describe(self) -> list[Any]:
+        return []
+
+    def collect(self) -> Any:
+        from datetime import UTC, datetime
+
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        sizes = GaugeMetricFamily("graphmem_memories", "memories by namespace, tier, status",
+                                  labels=["namespace", "tier", "status"])
+        moves = CounterMetricFamily("graphmem_transitions", "tier transitions recorded",
+                                    labels=["namespace", "kind", "from_tier", "to_tier"])
+        mem = self.get()
+        if mem is not None:
+            now = datetime.now(UTC)
+            for ns in mem.namespaces():
+                for (tier, status, _kind), n in mem.backend.counts(ns).memories.items():
+                    sizes.add_metric([ns, tier.value, status.value], n)
+                for kind, a, b, total, _recent in mem.backend.transition_counts(ns, now):
+                    moves.add_metric([ns, kind, a.value, b.value], total)
+        yield sizes
+        yield moves
+
+
 class McpAuth:
     """The MCP endpoint behind the same API keys: the key's namespaces and role bound to the
     request (``graphmem.mcp_server.PRINCIPAL``) for the tools to check."""
@@ -111,6 +141,7 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
     latency = Histogram("graphmem_request_seconds", "HTTP request latency", ["route"],
                         registry=registry)
     state: dict[str, Any] = {} if memory is None else {"mem": memory}
+    registry.register(_StoreCollector(lambda: state.get("mem")))
 
     from graphmem.mcp_server import build_server
 

@@ -505,6 +505,24 @@ def bench_tune(folder: Path, samples: int, out: Path | None) -> None:
         out.write_text(json.dumps({**result, "configs": configs}, indent=2) + "\n")
 
 
+@bench.command("api")
+@click.option("--n", type=int, default=10_000, show_default=True, help="memories stored")
+@click.option("--clients", type=int, default=8, show_default=True)
+@click.option("--seconds", type=float, default=10.0, show_default=True, help="per route")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@handles_errors
+def bench_api(n: int, clients: int, seconds: float, out: Path | None) -> None:
+    """Loopback load on the REST API: req/s and p50/p95/p99 of search and write."""
+    from graphmem.bench.api_load import run_api_load, table
+
+    result = run_api_load(n, clients=clients, seconds=seconds,
+                          progress=lambda msg: click.echo(msg, err=True))
+    click.echo(table(result))
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n")
+
+
 @bench.command("scale")
 @click.option("--n", "sizes", type=int, multiple=True, default=[10_000], show_default=True,
               help="memories to store; repeat for several sizes (e.g. --n 10000 --n 100000)")

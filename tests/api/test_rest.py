@@ -87,6 +87,11 @@ def test_health_readiness_openapi_and_metrics(server: Server) -> None:
     metrics = httpx.get(f"{server.url}/metrics").text
     assert "# TYPE graphmem_requests_total counter" in metrics
     assert 'route="/healthz"' in metrics
+    server.client(["metrics"]).store("counted", namespace="metrics", importance=0.9)
+    metrics = httpx.get(f"{server.url}/metrics").text
+    assert ('graphmem_memories{namespace="metrics",status="active",tier="fast"} 1.0'
+            in metrics)
+    assert "# TYPE graphmem_transitions_total counter" in metrics
 
 
 def test_auth_cases(server: Server) -> None:

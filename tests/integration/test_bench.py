@@ -97,3 +97,14 @@ def test_scale_bench_on_falkordb(tmp_path: Path) -> None:
     assert r["store"] == "falkordb" and r["write"]["edges"]["FOLLOWS"] == 160 - 160 // 20
     assert r["ann_recall@10"] >= 0.9 and r["disk_mb"] >= 0
     assert "falkordb" in scale.table(r)
+
+
+def test_api_load_bench_reports_both_routes() -> None:
+    from graphmem.bench import api_load
+
+    r = api_load.run_api_load(200, clients=2, seconds=1.0, max_requests=40,
+                              progress=lambda *_: None)
+    for kind in ("search", "write"):
+        assert r[kind]["errors"] == 0 and 0 < r[kind]["requests"] <= 40
+        assert r[kind]["p50_ms"] <= r[kind]["p99_ms"]
+    assert "POST /v1/search" in api_load.table(r)
