@@ -29,7 +29,7 @@ from prometheus_client import (
 )
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from graphmem.errors import GraphMemError, LimitExceededError
+from graphmem.errors import GraphMemError, LimitExceededError, NotFoundError
 from graphmem.memory import GraphMemory
 from graphmem.models import MemoryInput, RelationSpec
 
@@ -336,6 +336,50 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
     def entries(body: s.EntriesIn, who: Auth) -> Any:
         return [m.to_dict() for m in mem().entries(body.ids,
                                                    namespace=scope(who, body.namespace))]
+
+    # -- consolidation -----------------------------------------------------------------------
+    def _run_out(run: Any) -> dict[str, Any]:
+        return {"id": run.id, "status": run.status, "report": run.report}
+
+    @app.post("/v1/consolidation/runs", status_code=201, tags=["consolidation"])
+    def start_run(body: s.RunIn, who: Auth) -> dict[str, Any]:
+        if body.namespace is None and "*" not in who.namespaces:
+            raise ApiError(403, "forbidden", "a run over every namespace needs a key for *")
+        if body.namespace is not None:
+            scope(who, body.namespace, "writer" if body.dry_run else "admin")
+        elif not body.dry_run and not who.at_least("admin"):
+            raise ApiError(403, "forbidden", "this needs the admin role")
+        return _run_out(mem().consolidate(body.namespace, dry_run=body.dry_run))
+
+    @app.get("/v1/consolidation/runs", tags=["consolidation"])
+    def list_runs(who: Auth) -> list[dict[str, Any]]:
+        return [r for r in mem().runs() if who.may_use(r["namespace"] or "*")]
+
+    @app.get("/v1/consolidation/runs/{run_id}", tags=["consolidation"], response_model=None)
+    def get_run(run_id: str, who: Auth, format: str = "json") -> Any:
+        data = _visible_run(who, run_id)
+        if format == "json":
+            return {"id": data["id"], "status": data["status"], "report": data["report"]}
+        text = mem().report(run_id, format)
+        return Response(text, media_type="text/html" if format == "html" else "text/markdown")
+
+    @app.post("/v1/consolidation/runs/{run_id}/approve", tags=["consolidation"])
+    def approve_run(run_id: str, who: Auth) -> dict[str, Any]:
+        _visible_run(who, run_id, "admin")
+        return _run_out(mem().approve(run_id))
+
+    @app.post("/v1/consolidation/runs/{run_id}/rollback", tags=["consolidation"])
+    def rollback_run(run_id: str, who: Auth) -> dict[str, Any]:
+        _visible_run(who, run_id, "admin")
+        return _run_out(mem().rollback(run_id))
+
+    def _visible_run(who: Principal, run_id: str, role: str = "reader") -> dict[str, Any]:
+        data = mem().backend.get_run(run_id)
+        if data is None or not who.may_use(data.get("namespace") or "*"):
+            raise NotFoundError(f"no consolidation run {run_id!r}")
+        if not who.at_least(role):
+            raise ApiError(403, "forbidden", f"this needs the {role} role")
+        return data
 
     @app.get("/v1/stats", tags=["operations"])
     def stats(namespace: NsQuery, who: Auth) -> dict[str, Any]:

@@ -156,3 +156,8 @@ class IndexEntryOut(BaseModel):
 class ErrorOut(BaseModel):
     error: dict[str, str] = Field(examples=[{"code": "invalid_content",
                                              "message": "content is empty"}])
+
+
+class RunIn(_In):
+    namespace: str | None = Field(default=None, description="one namespace, or null for all")
+    dry_run: bool = Field(default=False, description="compute the report, write nothing")

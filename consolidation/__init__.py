@@ -1,1 +1,5 @@
-"""graphmem.consolidation: clustering old memories into summaries, the job, reports."""
+"""graphmem.consolidation: clustering old memories into summaries, the runs, the reports."""
+
+from graphmem.consolidation.runner import ConsolidationRun, Consolidator
+
+__all__ = ["ConsolidationRun", "Consolidator"]

@@ -387,6 +387,75 @@ def serve(host: str | None, port: int | None, data: str | None, neo4j: str | Non
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
 
 
+@main.command()
+@data_option
+@click.option("--namespace", "-n", default=None, help="one namespace (default: all)")
+@click.option("--dry-run", is_flag=True, help="compute the report, write nothing")
+@json_option
+@handles_errors
+def consolidate(data: Path, namespace: str | None, dry_run: bool, as_json: bool) -> None:
+    """Cluster old memories into summaries (resumes a crashed run first)."""
+    with GraphMemory.open(data) as mem:
+        run = mem.consolidate(namespace, dry_run=dry_run)
+    if as_json:
+        _echo_json({"id": run.id, "status": run.status, "report": run.report})
+        return
+    r = run.report
+    click.echo(f"{run.id}: {run.status}; {r['candidates']} candidates, {r['clusters']} "
+               f"clusters, {r['summaries']} summaries, {r['archived']} archived; retrieval "
+               f"check loss {r['retrieval_check']['loss']}")
+
+
+@main.command()
+@data_option
+@click.argument("run_id")
+@handles_errors
+def approve(data: Path, run_id: str) -> None:
+    """Apply a consolidation run held for approval."""
+    with GraphMemory.open(data) as mem:
+        run = mem.approve(run_id)
+    click.echo(f"{run.id}: {run.status}")
+
+
+@main.command()
+@data_option
+@click.argument("run_id")
+@handles_errors
+def rollback(data: Path, run_id: str) -> None:
+    """Undo a consolidation run: summaries removed, archived members restored."""
+    with GraphMemory.open(data) as mem:
+        run = mem.rollback(run_id)
+    click.echo(f"{run.id}: {run.status}")
+
+
+@main.command()
+@data_option
+@json_option
+@handles_errors
+def reports(data: Path, as_json: bool) -> None:
+    """List consolidation runs and their reports."""
+    with GraphMemory.open(data) as mem:
+        rows = mem.runs()
+    if as_json:
+        _echo_json(rows)
+        return
+    for r in rows:
+        click.echo(f"{r['id']}  {r['status']:16}  {r['namespace'] or 'all':12}  "
+                   f"summaries {r['summaries']}, archived {r['archived']}")
+
+
+@main.command()
+@data_option
+@click.argument("run_id")
+@click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md",
+              show_default=True)
+@handles_errors
+def report(data: Path, run_id: str, fmt: str) -> None:
+    """Print one run's report (Markdown, self-contained HTML, or JSON)."""
+    with GraphMemory.open(data) as mem:
+        click.echo(mem.report(run_id, fmt))
+
+
 @main.command("mcp")
 @data_option
 @click.option("--namespace", "-n", "namespaces", multiple=True, default=["*"],

@@ -161,6 +161,31 @@ class StoreConfig(_Frozen):
     falkordb_password: SecretStr | None = None
 
 
+class ConsolidationConfig(_Frozen):
+    """SPEC §6: which old memories are clustered, how clusters are judged, the job."""
+
+    age_days: float = Field(default=30, ge=0)
+    tiers: tuple[Tier, ...] | None = None  # None: every tier
+    min_cluster_size: int = Field(default=3, ge=2)
+    window_days: float = Field(default=7, gt=0)
+    high_importance: float = Field(default=0.8, ge=0, le=1)
+    coherence: float = Field(default=0.7, ge=-1, le=1)
+    representatives: int = Field(default=2, ge=1)
+    sparse_keep: int = Field(default=3, ge=1)
+    max_summary_chars: int = Field(default=600, gt=50)
+    key_phrases: int = Field(default=5, ge=0)
+    check_queries: int = Field(default=30, ge=0)
+    #: a run that would lose more recall than this waits for approval
+    max_recall_loss: float = Field(default=0.2, ge=0, le=1)
+    lease_minutes: float = Field(default=60, gt=0)
+    interval_hours: float = Field(default=24, gt=0)
+    cron: str | None = None  # a crontab line instead of the interval, e.g. "0 3 * * *"
+    summariser: Literal["extractive", "openai"] = "extractive"
+    openai_base_url: str | None = None
+    openai_model: str | None = None
+    openai_api_key: SecretStr | None = None
+
+
 class GraphMemConfig(_Frozen):
     tiers: TiersConfig = TiersConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
@@ -168,3 +193,4 @@ class GraphMemConfig(_Frozen):
     retrieval: RetrievalConfig = RetrievalConfig()
     store: StoreConfig = StoreConfig()
     dynamics: DynamicsConfig = DynamicsConfig()
+    consolidation: ConsolidationConfig = ConsolidationConfig()

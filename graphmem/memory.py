@@ -291,6 +291,50 @@ class GraphMemory:
         self._require(ns, [id])
         return self.backend.transitions_of(ns, id)
 
+    # -- consolidation ----------------------------------------------------------------------
+    def consolidate(self, namespace: str | None = None, *, dry_run: bool = False) -> Any:
+        """Cluster old memories into summaries (``graphmem.consolidation``); returns the run
+        (``.id``, ``.status``, ``.report``). A crashed run is resumed first."""
+        from graphmem.consolidation import Consolidator
+
+        if namespace is not None:
+            namespace = v.namespace(namespace)
+        with self._write_lock:
+            return Consolidator(self).run(namespace, dry_run=dry_run)
+
+    def approve(self, run_id: str) -> Any:
+        """Apply a run held for approval (its retrieval check lost too much)."""
+        from graphmem.consolidation import Consolidator
+
+        with self._write_lock:
+            return Consolidator(self).approve(run_id)
+
+    def rollback(self, run_id: str) -> Any:
+        """Undo a run: its summaries removed, every member it archived active again."""
+        from graphmem.consolidation import Consolidator
+
+        with self._write_lock:
+            return Consolidator(self).rollback(run_id)
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Consolidation runs, newest first (id, status, namespace, times, report summary)."""
+        return [{k: r.get(k) for k in ("id", "namespace", "status", "created_at",
+                                        "finished_at", "candidates")}
+                | {"summaries": r.get("report", {}).get("summaries"),
+                   "archived": r.get("report", {}).get("archived")}
+                for r in self.backend.list_runs()]
+
+    def report(self, run_id: str, format: str = "json") -> str:
+        """A run's report as ``json``, ``md`` or a self-contained ``html`` page with plots."""
+        from graphmem.consolidation.report import render
+
+        data = self.backend.get_run(run_id)
+        if data is None:
+            raise NotFoundError(f"no consolidation run {run_id!r}")
+        if format not in ("json", "md", "html"):
+            raise ValidationError(f"unknown report format {format!r}: json, md or html")
+        return render(data["report"], format)
+
     # -- reads ----------------------------------------------------------------------------
     def get(self, id: str, *, namespace: str) -> Memory:
         return self._require(v.namespace(namespace), [id])[id]

@@ -7,6 +7,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
 
 if TYPE_CHECKING:
     from graphmem.memory import GraphMemory
@@ -14,6 +16,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAINTENANCE_JOB = "graphmem-maintenance"
+CONSOLIDATION_JOB = "graphmem-consolidation"
 
 
 def _maintain(mem: GraphMemory) -> None:
@@ -24,14 +27,30 @@ def _maintain(mem: GraphMemory) -> None:
         log.exception("maintenance run failed")
 
 
+def _consolidate(mem: GraphMemory) -> None:
+    try:
+        run = mem.consolidate()
+        log.info("consolidation %s: %s", run.id, run.status)
+    except Exception:  # e.g. another replica holds the lease: the next run tries again
+        log.exception("consolidation run failed")
+
+
 def start_scheduler(mem: GraphMemory, *, interval_minutes: float | None = None,
+                    consolidation: bool = True,
                     **scheduler_options: Any) -> BackgroundScheduler:
-    """Start a background scheduler running ``mem.maintain()`` every interval (default from
-    ``DynamicsConfig.maintenance_interval_minutes``). Call ``.shutdown()`` to stop it."""
+    """Start a background scheduler: ``mem.maintain()`` every interval (default from
+    ``DynamicsConfig.maintenance_interval_minutes``) and ``mem.consolidate()`` on the
+    consolidation interval or cron. Call ``.shutdown()`` to stop it."""
     minutes = interval_minutes or mem.config.dynamics.maintenance_interval_minutes
     scheduler = BackgroundScheduler(**scheduler_options)
     scheduler.add_job(_maintain, "interval", args=[mem], seconds=minutes * 60,
                       id=MAINTENANCE_JOB, max_instances=1, coalesce=True,
                       replace_existing=True)
+    if consolidation:
+        cfg = mem.config.consolidation
+        trigger: Any = (CronTrigger.from_crontab(cfg.cron) if cfg.cron else
+                        IntervalTrigger(hours=cfg.interval_hours))
+        scheduler.add_job(_consolidate, trigger, args=[mem], id=CONSOLIDATION_JOB,
+                          max_instances=1, coalesce=True, replace_existing=True)
     scheduler.start()
     return scheduler

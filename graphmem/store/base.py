@@ -217,6 +217,16 @@ class MemoryStore(Protocol):
         ...
 
     # jobs -------------------------------------------------------------------------------
+    def save_run(self, run: dict[str, Any]) -> None:
+        """Insert or replace a consolidation run record (JSON-ready dict with ``id``,
+        ``namespace`` (or null for all), ``status``, ``created_at`` (ISO))."""
+
+    def get_run(self, run_id: str) -> dict[str, Any] | None: ...
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        """Every run, newest first."""
+        ...
+
     def acquire_lease(self, name: str, owner: str, until: datetime, now: datetime) -> bool:
         """Take or renew the named lease unless another owner holds it past ``now``."""
         ...

@@ -405,6 +405,17 @@ class CypherStore:
         return deleted
 
     # jobs -----------------------------------------------------------------------------------
+    def save_run(self, run: dict[str, Any]) -> None:
+        self._run("run/save", True, id=run["id"], namespace=run.get("namespace"),
+                  status=run["status"], created_at=run["created_at"], data=json.dumps(run))
+
+    def get_run(self, run_id: str) -> dict[str, Any] | None:
+        rows = self._run("run/get", id=run_id)
+        return dict(json.loads(rows[0]["data"])) if rows else None
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        return [json.loads(r["data"]) for r in self._run("run/list")]
+
     def acquire_lease(self, name: str, owner: str, until: datetime, now: datetime) -> bool:
         rows = self._run("lease/acquire", True, name=name, owner=owner,
                          until=until.timestamp(), now=now.timestamp())

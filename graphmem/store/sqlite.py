@@ -588,6 +588,27 @@ class SQLiteStore:
             return stats[0].snapshot(terms), stats[1].snapshot(terms)
 
     # jobs -----------------------------------------------------------------------------------
+    def save_run(self, run: dict[str, Any]) -> None:
+        with self._lock:
+            self._transaction(lambda conn: conn.execute(
+                "INSERT INTO consolidation_runs (id, namespace, status, created_at, data) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET status = excluded.status, "
+                "data = excluded.data",
+                (run["id"], run.get("namespace"), run["status"], run["created_at"],
+                 json.dumps(run))))
+
+    def get_run(self, run_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self.conn.execute("SELECT data FROM consolidation_runs WHERE id = ?",
+                                    (run_id,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self.conn.execute("SELECT data FROM consolidation_runs ORDER BY created_at "
+                                     "DESC, id").fetchall()
+        return [json.loads(r[0]) for r in rows]
+
     def acquire_lease(self, name: str, owner: str, until: datetime, now: datetime) -> bool:
         with self._lock:
             self._transaction(lambda conn: conn.execute(

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from graphmem.errors import SchemaVersionError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -107,8 +107,24 @@ def _to_v2(conn: sqlite3.Connection) -> None:
     _run(conn, _V2)
 
 
+# v3: consolidation runs (their plan, progress and report as JSON)
+_V3 = """
+CREATE TABLE IF NOT EXISTS consolidation_runs (
+    id TEXT PRIMARY KEY,
+    namespace TEXT,
+    status TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    data TEXT NOT NULL
+)
+"""
+
+
+def _to_v3(conn: sqlite3.Connection) -> None:
+    _run(conn, _V3)
+
+
 #: version n -> the step that takes the database to n + 1
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _to_v1, 1: _to_v2}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _to_v1, 1: _to_v2, 2: _to_v3}
 
 
 def current_version(conn: sqlite3.Connection) -> int:

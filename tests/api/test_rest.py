@@ -260,3 +260,34 @@ def test_docker_compose_file_is_valid() -> None:
     assert api["environment"]["GRAPHMEM_DATA"].startswith("neo4j://")
     assert api["build"] == "." and (root / "Dockerfile").exists()
     assert set(doc["volumes"]) >= {"neo4j-data", "graphmem-keys"}
+
+
+def test_consolidation_routes(server: Server) -> None:
+    from datetime import timedelta
+
+    writer = server.client(["cons"])
+    admin_key = server.keys.create(["cons"], "admin")[1]
+    for day in range(2):
+        for v in range(4):
+            writer.store(f"nightly backup failed disk full report {day} {v}", namespace="cons",
+                         importance=0.3,
+                         created_at=(server.clock.now + timedelta(days=day)).isoformat())
+    server.clock.advance(days=60)
+    h = {"Authorization": f"Bearer {admin_key}"}
+    w = {"Authorization": f"Bearer {server.keys.create(['cons'], 'writer')[1]}"}
+    url = f"{server.url}/v1/consolidation/runs"
+    dry = httpx.post(url, json={"namespace": "cons", "dry_run": True}, headers=w)
+    assert dry.status_code == 201 and dry.json()["status"] == "dry_run", dry.text
+    assert httpx.post(url, json={"namespace": "cons"}, headers=w).status_code == 403
+    run = httpx.post(url, json={"namespace": "cons"}, headers=h).json()
+    assert run["status"] == "applied" and run["report"]["summaries"] == 1
+    assert [r["id"] for r in httpx.get(url, headers=w).json()] == [run["id"]]
+    md = httpx.get(f"{url}/{run['id']}", params={"format": "md"}, headers=w)
+    assert md.status_code == 200 and md.text.startswith("# Consolidation run")
+    page = httpx.get(f"{url}/{run['id']}", params={"format": "html"}, headers=w)
+    assert "data:image/png;base64" in page.text
+    assert httpx.post(f"{url}/{run['id']}/rollback", headers=w).status_code == 403
+    rolled = httpx.post(f"{url}/{run['id']}/rollback", headers=h).json()
+    assert rolled["status"] == "rolled_back"
+    other = {"Authorization": f"Bearer {server.keys.create(['elsewhere'], 'admin')[1]}"}
+    assert httpx.get(f"{url}/{run['id']}", headers=other).status_code == 404

@@ -317,6 +317,19 @@ def test_patches_and_transitions_in_one_batch(store: MemoryStore) -> None:
     assert active == ["m1"]
 
 
+def test_runs_are_saved_and_listed(store: MemoryStore) -> None:
+    a = {"id": "run-a", "namespace": "ns", "status": "running", "created_at": "2026-01-01T00:00"}
+    b = {"id": "run-b", "namespace": None, "status": "applied", "created_at": "2026-01-02T00:00",
+         "plan": [{"cluster": 1, "members": ["m1", "m2"]}]}
+    store.save_run(a)
+    store.save_run(b)
+    store.save_run({**a, "status": "applied", "done": ["c1"]})
+    assert store.get_run("run-a") == {**a, "status": "applied", "done": ["c1"]}
+    assert store.get_run("nope") is None
+    assert [r["id"] for r in store.list_runs()] == ["run-b", "run-a"]
+    assert store.list_runs()[0]["plan"][0]["members"] == ["m1", "m2"]
+
+
 def test_ping(store: MemoryStore) -> None:
     store.ping()
 
@@ -363,7 +376,7 @@ def test_sqlite_migration_hook_runs_missing_steps(tmp_path: Path,
         s.close()
 
 
-def test_sqlite_v1_data_migrates_to_v2(tmp_path: Path) -> None:
+def test_sqlite_v1_data_migrates_to_current(tmp_path: Path) -> None:
     """A folder written by schema 1 (before tier dynamics) opens, migrated, data intact."""
     import sqlite3
 
@@ -383,7 +396,7 @@ def test_sqlite_v1_data_migrates_to_v2(tmp_path: Path) -> None:
     conn.close()
     s = open_sqlite(tmp_path)
     try:
-        assert sqlite_schema.current_version(s.conn) == 2
+        assert sqlite_schema.current_version(s.conn) == sqlite_schema.SCHEMA_VERSION
         m = s.get_memories("contract", ["old"])["old"]
         assert (m.content, m.window_count, m.window_start) == ("written by v1", 0, None)
         assert s.transition_counts("contract", T0) == []

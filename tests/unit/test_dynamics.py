@@ -142,3 +142,21 @@ def test_settle_is_idempotent_and_only_slows(base: float, tier: Tier, hours: flo
     if pinned:
         assert m.tier is tier
     assert dynamics.settle(m, now, TIERS) == []
+
+
+def test_clustering_is_temporal_and_measures_coherence() -> None:
+    import numpy as np
+    from graphmem.consolidation import cluster
+
+    rng = np.random.default_rng(0)
+    centres = rng.standard_normal((2, 16))
+    pts = np.concatenate([c + 0.05 * rng.standard_normal((6, 16)) for c in centres])
+    pts /= np.linalg.norm(pts, axis=1, keepdims=True)
+    times = [T0 + timedelta(days=d) for d in (0, 1, 2, 10, 11, 12, 0, 0, 1, 1, 2, 2)]
+    got = cluster.clusters(pts, times, min_cluster_size=3, window=timedelta(days=7))
+    assert sorted(sorted(g) for g in got) == [[0, 1, 2], [3, 4, 5], list(range(6, 12))]
+    one = cluster.clusters(pts[:6], times[:6], min_cluster_size=3,
+                           window=timedelta(days=30))
+    assert len(one) == 1 and len(one[0]) >= 4  # one topic alone is still a cluster
+    assert cluster.coherence(pts[:6]) > 0.9 > cluster.coherence(pts[[0, 7]])
+    assert cluster.coherence(pts[:1]) == 1.0

@@ -1,0 +1,141 @@
+"""The maintainer's report of a consolidation run: JSON, Markdown, and a self-contained HTML
+page with plots (cluster sizes, coherence, tiers before/after, age of consolidated memories)."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+TIERS = ("fast", "medium", "slow", "glacial")
+
+
+def build_report(run: dict[str, Any], tiers_before: Counter[str],
+                 archived_tiers: Counter[str], now: datetime) -> dict[str, Any]:
+    clusters = run["clusters"]
+    policies = Counter(c["policy"] for c in clusters)
+    summaries = [c for c in clusters if c["summary"]]
+    after = Counter(tiers_before)
+    for tier, n in archived_tiers.items():
+        after[tier] -= n
+    for c in summaries:
+        imp = c["summary"]["importance"]
+        after["fast" if imp >= 0.8 else "medium" if imp >= 0.5 else "slow" if imp >= 0.3
+              else "glacial"] += 1
+    return {
+        "run_id": run["id"], "generated_at": now.isoformat(), "namespace": run["namespace"],
+        "status": run["status"], "candidates": run["candidates"], "clusters": len(clusters),
+        "policies": {p: policies.get(p, 0) for p in ("compressed", "sparse", "keep_all")},
+        "summaries": len(summaries),
+        "archived": sum(len(c["archive"]) for c in clusters),
+        "kept": sum(len(c["keep"]) for c in clusters),
+        "tiers_before": {t: tiers_before.get(t, 0) for t in TIERS},
+        "tiers_after": {t: after.get(t, 0) for t in TIERS},
+        "retrieval_check": run["retrieval_check"],
+        "cluster_details": [
+            {"key": c["key"], "size": c["size"], "coherence": c["coherence"],
+             "policy": c["policy"], "reason": c["reason"], "span": c["span"],
+             "summary": c["summary"]["content"] if c["summary"] else None,
+             "kept": len(c["keep"]), "archived": len(c["archive"]),
+             "member_previews": c["previews"][:8]} for c in clusters],
+        "ages_days": [a for c in clusters if c["archive"] for a in c["ages_days"]],
+        "sizes": [c["size"] for c in clusters],
+        "coherences": [c["coherence"] for c in clusters],
+    }
+
+
+def markdown(r: dict[str, Any]) -> str:
+    check = r["retrieval_check"]
+    lines = [
+        f"# Consolidation run {r['run_id']}", "",
+        f"Status **{r['status']}** - namespace {r['namespace'] or 'all'} - {r['generated_at']}",
+        "",
+        f"- {r['candidates']} candidates, {r['clusters']} clusters "
+        f"({r['policies']['compressed']} compressed, {r['policies']['sparse']} sparse, "
+        f"{r['policies']['keep_all']} kept whole)",
+        f"- {r['summaries']} summaries written, {r['archived']} memories archived (restorable: "
+        f"`graphmem rollback {r['run_id']}`), {r['kept']} kept active",
+        f"- retrieval check: {check['queries']} queries, recall {check['recall_before']} -> "
+        f"{check['recall_after']} (loss {check['loss']}, bound {check['max_loss']})", "",
+        "| tier | before | after |", "|---|---:|---:|",
+        *[f"| {t} | {r['tiers_before'][t]} | {r['tiers_after'][t]} |" for t in TIERS], "",
+        "## Clusters", ""]
+    for c in r["cluster_details"]:
+        lines += [f"### {c['key']} - {c['policy']} ({c['size']} memories, coherence "
+                  f"{c['coherence']})", "", f"{c['reason']}; {c['span'][0][:10]} to "
+                  f"{c['span'][1][:10]}; kept {c['kept']}, archived {c['archived']}.", ""]
+        if c["summary"]:
+            lines += [f"> {c['summary']}", ""]
+        lines += [f"- {p}" for p in c["member_previews"]] + [""]
+    return "\n".join(lines)
+
+
+def _png(draw: Any) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3), dpi=90)
+    draw(ax)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def plots(r: dict[str, Any]) -> dict[str, str]:
+    def sizes(ax: Any) -> None:
+        ax.hist(r["sizes"] or [0], bins=10, color="#4c72b0")
+        ax.set(title="Cluster sizes", xlabel="memories", ylabel="clusters")
+
+    def coherence(ax: Any) -> None:
+        ax.hist(r["coherences"] or [0], bins=10, range=(0, 1), color="#55a868")
+        ax.axvline(0.7, color="k", linestyle="--", linewidth=1)
+        ax.set(title="Cluster coherence (mean cosine)", xlabel="coherence", ylabel="clusters")
+
+    def tiers(ax: Any) -> None:
+        x = range(len(TIERS))
+        ax.bar([i - 0.2 for i in x], [r["tiers_before"][t] for t in TIERS], 0.4,
+               label="before")
+        ax.bar([i + 0.2 for i in x], [r["tiers_after"][t] for t in TIERS], 0.4, label="after")
+        ax.set_xticks(list(x), TIERS)
+        ax.set(title="Active memories per tier")
+        ax.legend()
+
+    def ages(ax: Any) -> None:
+        ax.hist(r["ages_days"] or [0], bins=12, color="#c44e52")
+        ax.set(title="Age of consolidated memories", xlabel="days", ylabel="memories")
+
+    return {"sizes": _png(sizes), "coherence": _png(coherence), "tiers": _png(tiers),
+            "ages": _png(ages)}
+
+
+def html_page(r: dict[str, Any]) -> str:
+    images = "".join(f'<figure><img alt="{name}" id="plot-{name}" '
+                     f'src="data:image/png;base64,{data}"></figure>'
+                     for name, data in plots(r).items())
+    body = html.escape(markdown(r))
+    return ("<!doctype html><html><head><meta charset='utf-8'>"
+            f"<title>Consolidation {html.escape(r['run_id'])}</title><style>"
+            "body{font-family:sans-serif;max-width:1100px;margin:2em auto}"
+            "figure{display:inline-block;margin:.5em}pre{white-space:pre-wrap}"
+            "</style></head><body>"
+            f"<h1>Consolidation run {html.escape(r['run_id'])}</h1>"
+            f"<section class='plots'>{images}</section><pre>{body}</pre></body></html>")
+
+
+def render(r: dict[str, Any], fmt: str) -> str:
+    import json
+
+    if fmt == "json":
+        return json.dumps(r, indent=2)
+    if fmt == "md":
+        return markdown(r)
+    if fmt == "html":
+        return html_page(r)
+    raise ValueError(f"unknown report format {fmt!r}: json, md or html")

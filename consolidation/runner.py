@@ -1,0 +1,305 @@
+"""Consolidation runs (SPEC §6): select old memories, cluster, decide per cluster, check
+retrieval, apply cluster by cluster, resume after a crash, roll back.
+
+A run is a record in the store (its plan, progress and report). Applying one cluster is one
+atomic write; a cluster's summary id is derived from the run and the cluster, so re-applying
+after a crash changes nothing. One run at a time across processes: a lease in the store.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from graphmem.consolidation import cluster as clustering
+from graphmem.consolidation.summarise import summarise
+
+from graphmem.errors import ConflictError, NotFoundError, ValidationError
+from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status, Tier
+from graphmem.store.base import WriteBatch
+from graphmem.text import content_hash, preview
+from graphmem.tiers import tier_for_importance
+
+if TYPE_CHECKING:
+    from graphmem.memory import GraphMemory
+
+log = logging.getLogger(__name__)
+LEASE = "graphmem-consolidation"
+
+
+@dataclass
+class ConsolidationRun:
+    """What ``GraphMemory.consolidate`` returns: the run record and its report."""
+
+    data: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return str(self.data["id"])
+
+    @property
+    def status(self) -> str:
+        return str(self.data["status"])
+
+    @property
+    def report(self) -> dict[str, Any]:
+        return dict(self.data.get("report", {}))
+
+
+@dataclass
+class _Candidate:
+    id: str
+    content: str
+    created_at: datetime
+    importance: float
+    tier: Tier
+    vector: np.ndarray
+
+
+@dataclass
+class _Plan:
+    clusters: list[dict[str, Any]] = field(default_factory=list)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # summary id -> vector
+    candidates: int = 0
+    tiers_before: Counter[str] = field(default_factory=Counter)
+    archived_tiers: Counter[str] = field(default_factory=Counter)
+
+
+class Consolidator:
+    def __init__(self, mem: GraphMemory) -> None:
+        self.mem = mem
+        self.store = mem.backend
+        self.config = mem.config.consolidation
+
+    # -- entry points ------------------------------------------------------------------------
+    def run(self, namespace: str | None = None, *, dry_run: bool = False) -> ConsolidationRun:
+        now = self.mem.clock()
+        run_id = f"run-{now.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        if dry_run:
+            return ConsolidationRun(self._new_run(run_id, namespace, now, dry_run=True)[0])
+        with self._lease(run_id, now):
+            unfinished = [r for r in self.store.list_runs()
+                          if r["status"] == "running" and r.get("namespace") == namespace]
+            if unfinished:  # a crashed run: finish it first
+                data = unfinished[0]
+                log.info("resuming consolidation run %s", data["id"])
+                self._apply(data)
+                return ConsolidationRun(data)
+            data, _ = self._new_run(run_id, namespace, now, dry_run=False)
+            self.store.save_run(data)
+            if data["status"] == "running":
+                self._apply(data)
+            return ConsolidationRun(data)
+
+    def approve(self, run_id: str) -> ConsolidationRun:
+        data = self._get(run_id)
+        if data["status"] != "pending_approval":
+            raise ValidationError(f"run {run_id} is {data['status']}, not pending_approval")
+        with self._lease(run_id, self.mem.clock()):
+            data["status"] = data["report"]["status"] = "running"
+            data["approved_at"] = self.mem.clock().isoformat()
+            self.store.save_run(data)
+            self._apply(data)
+        return ConsolidationRun(data)
+
+    def rollback(self, run_id: str) -> ConsolidationRun:
+        data = self._get(run_id)
+        if data["status"] not in ("applied", "running"):
+            raise ValidationError(f"run {run_id} is {data['status']}: nothing to roll back")
+        with self._lease(run_id, self.mem.clock()):
+            for c in data["clusters"]:
+                if c["key"] not in data["done"]:
+                    continue
+                batch = WriteBatch(c["namespace"], patches=[
+                    (m, {"status": Status.ACTIVE}) for m in c["archive"]])
+                if c.get("summary"):
+                    batch.delete_memories.append(c["summary"]["id"])
+                self.store.apply(batch)
+            data["status"] = data["report"]["status"] = "rolled_back"
+            data["rolled_back_at"] = self.mem.clock().isoformat()
+            self.store.save_run(data)
+        return ConsolidationRun(data)
+
+    # -- planning ----------------------------------------------------------------------------
+    def _new_run(self, run_id: str, namespace: str | None, now: datetime, *,
+                 dry_run: bool) -> tuple[dict[str, Any], _Plan]:
+        from graphmem.consolidation.report import build_report
+
+        plan = _Plan()
+        for ns in [namespace] if namespace else self.store.namespaces():
+            self._plan_namespace(run_id, ns, now, plan)
+        check = self._retrieval_check(plan)
+        status = ("dry_run" if dry_run else
+                  "pending_approval" if check["loss"] > self.config.max_recall_loss else
+                  "running")
+        data: dict[str, Any] = {
+            "id": run_id, "namespace": namespace, "status": status, "dry_run": dry_run,
+            "created_at": now.isoformat(), "candidates": plan.candidates,
+            "clusters": plan.clusters, "done": [], "retrieval_check": check,
+        }
+        data["report"] = build_report(data, plan.tiers_before, plan.archived_tiers, now)
+        return data, plan
+
+    def _candidates(self, ns: str, now: datetime) -> list[_Candidate]:
+        cutoff = now - timedelta(days=self.config.age_days)
+        wanted = set(self.config.tiers) if self.config.tiers else None
+        out: list[_Candidate] = []
+        for page in self.store.iter_memories(ns, page=1000, statuses=[Status.ACTIVE]):
+            old = [m for m in page if m.kind is Kind.MEMORY and not m.pinned
+                   and m.created_at <= cutoff and m.embedding is not None
+                   and (wanted is None or m.tier in wanted)]
+            summarised = {e.target_id for e in self.store.edges_of(
+                ns, [m.id for m in old], [RelationType.SUMMARIZES])}
+            out.extend(_Candidate(m.id, m.content, m.created_at, m.base_importance, m.tier,
+                                  np.asarray(m.embedding, dtype=np.float32))
+                       for m in old if m.id not in summarised)
+        return out
+
+    def _plan_namespace(self, run_id: str, ns: str, now: datetime, plan: _Plan) -> None:
+        cfg = self.config
+        counts = self.store.counts(ns)
+        for (tier, status, _), n in counts.memories.items():
+            if status is Status.ACTIVE:
+                plan.tiers_before[tier.value] += n
+        cands = self._candidates(ns, now)
+        plan.candidates += len(cands)
+        if not cands:
+            return
+        vectors = np.stack([c.vector for c in cands])
+        groups = clustering.clusters(vectors, [c.created_at for c in cands],
+                                     min_cluster_size=cfg.min_cluster_size,
+                                     window=timedelta(days=cfg.window_days))
+        background = [c.content for c in cands]
+        for n, idx in enumerate(groups):
+            members = [cands[i] for i in idx]
+            vecs = vectors[idx]
+            coh = clustering.coherence(vecs)
+            top = max(m.importance for m in members)
+            key = f"{ns}/{n}"
+            entry: dict[str, Any] = {
+                "key": key, "namespace": ns, "size": len(members), "coherence": round(coh, 4),
+                "members": [m.id for m in members],
+                "previews": [preview(m.content, 80) for m in members],
+                "span": [min(m.created_at for m in members).isoformat(),
+                         max(m.created_at for m in members).isoformat()],
+                "ages_days": [round((now - m.created_at).total_seconds() / 86400, 2)
+                              for m in members],
+                "keep": [m.id for m in members], "archive": [], "summary": None,
+            }
+            if top >= cfg.high_importance:
+                entry.update(policy="keep_all", reason=f"a member has importance {top:.2f} "
+                             f">= {cfg.high_importance}")
+            else:
+                if coh >= cfg.coherence:
+                    centroid = vecs.mean(axis=0)
+                    ranked = sorted(range(len(members)), key=lambda i: -float(
+                        vecs[i] @ centroid))
+                    keep = [members[i].id for i in ranked[: cfg.representatives]]
+                    entry.update(policy="compressed", reason=f"coherent (mean cosine "
+                                 f"{coh:.2f} >= {cfg.coherence}): summary + "
+                                 f"{len(keep)} representatives")
+                else:
+                    ranked = sorted(range(len(members)),
+                                    key=lambda i: (-members[i].importance, members[i].id))
+                    keep = [members[i].id for i in ranked[: cfg.sparse_keep]]
+                    entry.update(policy="sparse", reason=f"loose (mean cosine {coh:.2f} < "
+                                 f"{cfg.coherence}): top {len(keep)} by importance kept")
+                archive = [m.id for m in members if m.id not in keep]
+                entry["keep"], entry["archive"] = keep, archive
+                if archive:
+                    text = summarise([m.content for m in members], vecs, background, cfg)
+                    sid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{run_id}/{key}"))
+                    entry["summary"] = {"id": sid, "content": text, "importance": round(top, 6)}
+                    for m in members:
+                        if m.id in archive:
+                            plan.archived_tiers[m.tier.value] += 1
+                    plan.vectors[sid] = self.mem.embedder.embed([text])[0]
+            plan.clusters.append(entry)
+
+    def _retrieval_check(self, plan: _Plan) -> dict[str, Any]:
+        """Queries built from soon-archived members: is each still reached in the top 10
+        (itself, or its summary) once the plan applies? Vector search only."""
+        cfg = self.config
+        sample = [(c, m) for c in plan.clusters if c["summary"] for m in c["archive"]]
+        sample = sample[:: max(1, len(sample) // max(1, cfg.check_queries))][
+            : cfg.check_queries]
+        before = after = 0
+        archived = {m for c in plan.clusters for m in c["archive"]}
+        for c, member_id in sample:
+            ns = c["namespace"]
+            text = self.store.get_memories(ns, [member_id])[member_id].content
+            query = " ".join(text.split()[:12])
+            q = self.mem.embedder.embed([query])[0]
+            hits = self.store.vector_topk(ns, q, 10 + len(archived))
+            before += member_id in [i for i, _ in hits[:10]]
+            scored = [(i, s) for i, s in hits if i not in archived]
+            scored += [(c2["summary"]["id"], float(plan.vectors[c2["summary"]["id"]] @ q))
+                       for c2 in plan.clusters if c2["summary"] and c2["namespace"] == ns]
+            top = {i for i, _ in sorted(scored, key=lambda p: -p[1])[:10]}
+            after += c["summary"]["id"] in top
+        n = len(sample)
+        recall_before = before / n if n else 1.0
+        recall_after = after / n if n else 1.0
+        return {"queries": n, "recall_before": round(recall_before, 4),
+                "recall_after": round(recall_after, 4),
+                "loss": round(max(0.0, recall_before - recall_after), 4),
+                "max_loss": cfg.max_recall_loss}
+
+    # -- applying ----------------------------------------------------------------------------
+    def _apply(self, data: dict[str, Any]) -> None:
+        now = self.mem.clock()
+        tiers = self.mem.config.tiers
+        for c in data["clusters"]:
+            if c["key"] in data["done"] or not c["archive"]:
+                if c["key"] not in data["done"]:
+                    data["done"].append(c["key"])
+                continue
+            ns, s = c["namespace"], c["summary"]
+            start = datetime.fromisoformat(c["span"][0])
+            vec = self.mem.embedder.embed([s["content"]])[0]
+            summary = Memory(
+                id=s["id"], namespace=ns, content=s["content"], kind=Kind.SUMMARY,
+                tier=tier_for_importance(s["importance"], tiers),
+                base_importance=s["importance"], importance=s["importance"],
+                created_at=start, updated_at=now, last_accessed_at=now,
+                metadata={"run_id": data["id"], "members": c["size"], "policy": c["policy"],
+                          "span_end": c["span"][1]},
+                content_hash=content_hash(s["content"]), embedding=vec,
+                keywords=self.mem.analyzer.index_text(s["content"], start))
+            batch = WriteBatch(ns, memories=[summary], edges=[
+                Relation(s["id"], m, RelationType.SUMMARIZES, ns, None, now, EdgeSource.AUTO)
+                for m in c["members"]], patches=[(m, {"status": Status.ARCHIVED})
+                                                 for m in c["archive"]])
+            self.store.apply(batch)
+            data["done"].append(c["key"])
+            self.store.save_run(data)
+        data["status"] = data["report"]["status"] = "applied"
+        data["finished_at"] = now.isoformat()
+        self.store.save_run(data)
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _get(self, run_id: str) -> dict[str, Any]:
+        data = self.store.get_run(run_id)
+        if data is None:
+            raise NotFoundError(f"no consolidation run {run_id!r}")
+        return data
+
+    class _Lease:
+        def __init__(self, outer: Consolidator, owner: str, now: datetime) -> None:
+            self.outer, self.owner, self.now = outer, owner, now
+
+        def __enter__(self) -> None:
+            until = self.now + timedelta(minutes=self.outer.config.lease_minutes)
+            if not self.outer.store.acquire_lease(LEASE, self.owner, until, self.now):
+                raise ConflictError("another consolidation run is in progress")
+
+        def __exit__(self, *exc: object) -> None:
+            self.outer.store.release_lease(LEASE, self.owner)
+
+    def _lease(self, owner: str, now: datetime) -> Consolidator._Lease:
+        return Consolidator._Lease(self, owner, now)

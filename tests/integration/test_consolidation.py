@@ -1,0 +1,260 @@
+"""Consolidation on synthetic memories with known topics over months (injected clock)."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from graphmem.consolidation.runner import LEASE, Consolidator
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graphmem import GraphMemory
+from graphmem.config import ConsolidationConfig, GraphMemConfig
+from graphmem.errors import ConflictError, NotFoundError, ValidationError
+from graphmem.models import Kind, RelationType, Status
+from tests.conftest import Clock, FakeEmbedder
+
+NS = "ops"
+TOPICS = {
+    "backup": "nightly backup job failed disk full storage volume",
+    "refund": "customer refund invoice charged twice billing",
+    "login": "login page slow session cache cold after deploys",
+}
+
+
+def fill(mem: GraphMemory, clock: Clock, *, critical: bool = True) -> dict[str, list[str]]:
+    """Three topics, five memories each on two days; a critical incident (importance 0.9);
+    noise; and recent memories that are not old enough."""
+    ids: dict[str, list[str]] = {k: [] for k in (*TOPICS, "critical", "noise", "recent")}
+    start = clock.now
+    for day in range(2):
+        for key, text in TOPICS.items():
+            for v in range(5):
+                m = mem.store(f"{text} report {day} {v}", namespace=NS, importance=0.3,
+                              created_at=start + timedelta(days=day, hours=v))
+                ids[key].append(m.id)
+    if critical:
+        for v in range(4):
+            ids["critical"].append(mem.store(
+                f"production database outage root cause certificate expiry {v}", namespace=NS,
+                importance=0.9, created_at=start + timedelta(days=1)).id)
+    for i, text in enumerate(("alpha bravo charlie", "delta echo foxtrot", "golf hotel")):
+        ids["noise"].append(mem.store(text, namespace=NS, importance=0.3,
+                                      created_at=start + timedelta(days=i)).id)
+    clock.advance(days=90)
+    for v in range(3):
+        ids["recent"].append(mem.store(f"{TOPICS['backup']} again {v}", namespace=NS,
+                                       importance=0.3).id)
+    return ids
+
+
+def export(mem: GraphMemory) -> str:
+    out = io.StringIO()
+    mem.export_jsonl(out, namespace=NS)
+    return out.getvalue()
+
+
+@pytest.fixture
+def cmem(tmp_path: Path, clock: Clock) -> GraphMemory:
+    m = GraphMemory.open(tmp_path / "data", clock=clock, embedder=FakeEmbedder())
+    yield m  # type: ignore[misc]
+    m.close()
+
+
+def test_topics_become_summaries(cmem: GraphMemory, clock: Clock) -> None:
+    ids = fill(cmem, clock)
+    cmem.relate(ids["backup"][3], ids["refund"][0], "REFERENCES", namespace=NS)
+    run = cmem.consolidate(namespace=NS)
+    assert run.status == "applied"
+    report = run.report
+    by_policy = {c["policy"] for c in report["cluster_details"]}
+    assert "keep_all" in by_policy and "compressed" in by_policy
+    summaries = cmem.list_memories(namespace=NS)
+    summaries = [m for m in summaries if m.kind is Kind.SUMMARY]
+    assert len(summaries) == 3  # one a topic: its two days fall inside the 7-day window
+    for s in summaries:
+        members = [e.target_id for e in cmem.relations(s.id, namespace=NS,
+                                                          types=["SUMMARIZES"])]
+        assert s.metadata["run_id"] == run.id and len(members) == s.metadata["members"]
+        statuses = {cmem.get(m, namespace=NS).status for m in members}
+        assert statuses == {Status.ACTIVE, Status.ARCHIVED}  # representatives stay
+    # critical memories, noise and recent ones are untouched
+    for key in ("critical", "noise", "recent"):
+        assert all(cmem.get(i, namespace=NS).status is Status.ACTIVE for i in ids[key])
+    # an archived member keeps its edges; its content is reached through its summary
+    archived = [i for i in ids["backup"] if cmem.get(i, namespace=NS).status is
+                Status.ARCHIVED]
+    assert archived
+    kept_edges = cmem.relations(ids["backup"][3], namespace=NS)
+    assert any(e.type is RelationType.REFERENCES for e in kept_edges)
+    hits = cmem.retrieve("nightly backup disk full", namespace=NS, limit=10)
+    summary_hits = [h for h in hits if h.memory.kind is Kind.SUMMARY]
+    assert summary_hits and "backup" in summary_hits[0].memory.content
+    expanded = [e.target_id for e in cmem.relations(summary_hits[0].memory.id, namespace=NS,
+                                                     types=["SUMMARIZES"])]
+    assert {m.status for m in cmem.entries(expanded, namespace=NS)} >= {Status.ARCHIVED}
+    # a second run finds nothing new to consolidate
+    again = cmem.consolidate(namespace=NS)
+    assert again.report["summaries"] == 0
+
+
+def test_window_splits_clusters(tmp_path: Path, clock: Clock) -> None:
+    cfg = GraphMemConfig(consolidation=ConsolidationConfig(window_days=0.5))
+    with GraphMemory.open(tmp_path, clock=clock, embedder=FakeEmbedder(), config=cfg) as mem:
+        fill(mem, clock, critical=False)
+        report = mem.consolidate(namespace=NS, dry_run=True).report
+        spans = [c["span"] for c in report["cluster_details"]]
+        assert len(spans) == 6  # 3 topics x 2 days: a 12 h window splits each topic
+        assert all(s[0][:10] == s[1][:10] for s in spans)
+
+
+def test_rollback_restores_the_exact_prior_state(cmem: GraphMemory, clock: Clock) -> None:
+    fill(cmem, clock)
+    before = export(cmem)
+    run = cmem.consolidate(namespace=NS)
+    assert export(cmem) != before
+    rolled = cmem.rollback(run.id)
+    assert rolled.status == "rolled_back" and export(cmem) == before
+    with pytest.raises(ValidationError):
+        cmem.rollback(run.id)
+    with pytest.raises(NotFoundError):
+        cmem.rollback("run-nope")
+
+
+def test_dry_run_writes_nothing(cmem: GraphMemory, clock: Clock) -> None:
+    fill(cmem, clock)
+    before = export(cmem)
+    run = cmem.consolidate(namespace=NS, dry_run=True)
+    assert run.status == "dry_run" and run.report["summaries"] == 3
+    assert export(cmem) == before and cmem.runs() == []
+
+
+def test_a_killed_run_resumes(cmem: GraphMemory, clock: Clock,
+                              monkeypatch: pytest.MonkeyPatch) -> None:
+    fill(cmem, clock)
+    real_apply = cmem.backend.apply
+    calls = {"n": 0}
+
+    def dying_apply(batch: Any) -> None:
+        if batch.patches and any(p[1].get("status") is Status.ARCHIVED for p in batch.patches):
+            calls["n"] += 1
+            if calls["n"] == 3:
+                raise KeyboardInterrupt("killed mid-run")
+        real_apply(batch)
+
+    monkeypatch.setattr(cmem.backend, "apply", dying_apply)
+    with pytest.raises(KeyboardInterrupt):
+        cmem.consolidate(namespace=NS)
+    monkeypatch.setattr(cmem.backend, "apply", real_apply)
+    [run] = cmem.runs()
+    assert run["status"] == "running"
+    summaries = [m for m in cmem.list_memories(namespace=NS) if m.kind is Kind.SUMMARY]
+    assert len(summaries) == 2  # the first two clusters, whole; the third not at all
+    cmem.backend.release_lease(LEASE, run["id"])  # the killed process's lease (or: expiry)
+    resumed = cmem.consolidate(namespace=NS)
+    assert resumed.id == run["id"] and resumed.status == "applied"
+    summaries = [m for m in cmem.list_memories(namespace=NS) if m.kind is Kind.SUMMARY]
+    assert len(summaries) == 3 and len({s.id for s in summaries}) == 3
+
+
+def test_one_run_at_a_time(cmem: GraphMemory, clock: Clock) -> None:
+    fill(cmem, clock)
+    cmem.backend.acquire_lease(LEASE, "another-replica", clock.now + timedelta(hours=1),
+                               clock.now)
+    with pytest.raises(ConflictError):
+        cmem.consolidate(namespace=NS)
+    assert cmem.runs() == []
+
+
+def test_recall_loss_holds_for_approval(cmem: GraphMemory, clock: Clock,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    fill(cmem, clock)
+    before = export(cmem)
+    monkeypatch.setattr(Consolidator, "_retrieval_check", lambda self, plan: {
+        "queries": 10, "recall_before": 1.0, "recall_after": 0.5, "loss": 0.5,
+        "max_loss": 0.2})
+    run = cmem.consolidate(namespace=NS)
+    assert run.status == "pending_approval" and export(cmem) == before
+    approved = cmem.approve(run.id)
+    assert approved.status == "applied" and approved.report["status"] == "applied"
+    assert export(cmem) != before
+    with pytest.raises(ValidationError):
+        cmem.approve(run.id)
+
+
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(spec=st.lists(st.tuples(st.sampled_from([*TOPICS, "x", "y"]),
+                               st.integers(0, 60), st.floats(0, 1), st.booleans()),
+                     min_size=1, max_size=30))
+def test_every_candidate_exactly_once(tmp_path_factory: pytest.TempPathFactory,
+                                      spec: list[tuple[str, int, float, bool]]) -> None:
+    clock = Clock()
+    with GraphMemory.open(tmp_path_factory.mktemp("c"), clock=clock,
+                          embedder=FakeEmbedder()) as mem:
+        stored = []
+        for i, (topic, days, importance, pinned) in enumerate(spec):
+            text = TOPICS.get(topic, topic * 3)
+            stored.append(mem.store(f"{text} item {i}", namespace=NS, importance=importance,
+                                    pinned=pinned, created_at=clock.now + timedelta(
+                                        days=days)).id)
+        clock.advance(days=100)
+        run = mem.consolidate(namespace=NS)
+        archived, summarised = set(), {}
+        for c in mem.backend.get_run(run.id)["clusters"]:  # type: ignore[index]
+            archived.update(c["archive"])
+        for s in (m for m in mem.list_memories(namespace=NS) if m.kind is Kind.SUMMARY):
+            for e in mem.relations(s.id, namespace=NS, types=["SUMMARIZES"]):
+                summarised.setdefault(e.target_id, []).append(s.id)
+        for id_ in dict.fromkeys(stored):
+            m = mem.get(id_, namespace=NS)
+            if m.status is Status.ARCHIVED:
+                assert id_ in archived and len(summarised.get(id_, [])) == 1
+            else:
+                assert m.status is Status.ACTIVE and id_ not in archived
+            if m.pinned:
+                assert m.status is Status.ACTIVE and id_ not in summarised
+
+
+def test_report_formats_and_cli(tmp_path: Path, clock: Clock) -> None:
+    gm = shutil.which("graphmem", path=str(Path(__file__).resolve().parents[0])) or \
+        shutil.which("graphmem", path=str(Path(__import__("sys").executable).parent))
+    assert gm
+    with GraphMemory.open(tmp_path, clock=clock, embedder=FakeEmbedder()) as mem:
+        fill(mem, clock)
+        run = mem.consolidate(namespace=NS)
+        md = mem.report(run.id, "md")
+        assert md.startswith(f"# Consolidation run {run.id}") and "compressed" in md
+        page = mem.report(run.id, "html")
+        assert page.count("data:image/png;base64,") == 4
+        with pytest.raises(ValidationError):
+            mem.report(run.id, "pdf")
+    out = subprocess.run([gm, "reports", "--data", str(tmp_path), "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and run.id in out.stdout
+    shown = subprocess.run([gm, "report", "--data", str(tmp_path), run.id, "--format", "md"],
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and "## Clusters" in shown.stdout
+    (tmp_path / "report.html").write_text(page)
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("headless Chromium is not installed (.ci/run installs it)")
+    shot = tmp_path / "report.png"
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                    "--no-first-run", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync",
+                    f"--user-data-dir={tmp_path / 'chromium'}", "--window-size=1100,800",
+                    f"--screenshot={shot}", (tmp_path / "report.html").as_uri()],
+                   capture_output=True, timeout=120, check=True)
+    import matplotlib.image as mpimg
+
+    pixels = mpimg.imread(shot)
+    top = pixels[60:560, :, :3]  # where the four plots render
+    coloured = (abs(top[..., 0] - top[..., 2]) > 0.15).mean()
+    assert coloured > 0.01, "the plots did not render"
