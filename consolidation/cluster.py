@@ -6,6 +6,11 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
+#: above this many candidates HDBSCAN runs on a PCA projection (tree indexes work in few
+#: dimensions; in 384 they degrade to all pairs)
+PCA_ABOVE = 3000
+PCA_DIMS = 32
+
 
 def hdbscan_labels(vectors: np.ndarray, min_cluster_size: int) -> np.ndarray:
     """Cluster labels (-1 = noise). On unit vectors euclidean distance orders as cosine."""
@@ -13,6 +18,11 @@ def hdbscan_labels(vectors: np.ndarray, min_cluster_size: int) -> np.ndarray:
     if n < min_cluster_size:
         return np.full(n, -1)
     from sklearn.cluster import HDBSCAN
+
+    if n > PCA_ABOVE and vectors.shape[1] > PCA_DIMS:
+        from sklearn.decomposition import PCA
+
+        vectors = PCA(n_components=PCA_DIMS, random_state=0).fit_transform(vectors)
 
     # allow_single_cluster: old memories that are all about one thing form one cluster
     model = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=1, metric="euclidean",

@@ -592,6 +592,26 @@ def bench_api(n: int, clients: int, seconds: float, out: Path | None) -> None:
         out.write_text(json.dumps(result, indent=2) + "\n")
 
 
+@bench.command("consolidation")
+@click.option("--n", "sizes", type=int, multiple=True, default=[10_000], show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@handles_errors
+def bench_consolidation(sizes: tuple[int, ...], out: Path | None) -> None:
+    """Consolidation time and peak memory for N old candidates."""
+    from graphmem.bench.consolidation_bench import run_consolidation_bench
+
+    rows = [run_consolidation_bench(n, progress=lambda msg: click.echo(msg, err=True))
+            for n in sizes]
+    click.echo("| candidates | seconds | clusters | summaries | archived | peak RSS MB |")
+    click.echo("|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        click.echo(f"| {r['candidates']:,} | {r['seconds']} | {r['clusters']} | "
+                   f"{r['summaries']} | {r['archived']} | {r['peak_rss_mb']} |")
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(rows, indent=2) + "\n")
+
+
 @bench.command("scale")
 @click.option("--n", "sizes", type=int, multiple=True, default=[10_000], show_default=True,
               help="memories to store; repeat for several sizes (e.g. --n 10000 --n 100000)")

@@ -60,9 +60,18 @@ def export(mem: GraphMemory) -> str:
     return out.getvalue()
 
 
-@pytest.fixture
-def cmem(tmp_path: Path, clock: Clock) -> GraphMemory:
-    m = GraphMemory.open(tmp_path / "data", clock=clock, embedder=FakeEmbedder())
+@pytest.fixture(params=["sqlite", "falkordb"])
+def cmem(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> GraphMemory:
+    import uuid
+
+    from graphmem.config import StoreConfig
+
+    if request.param == "sqlite":
+        target, cfg = str(tmp_path / "data"), GraphMemConfig()
+    else:
+        target = request.getfixturevalue("falkordb_server").url
+        cfg = GraphMemConfig(store=StoreConfig(falkordb_graph=f"t{uuid.uuid4().hex}"))
+    m = GraphMemory.open(target, clock=clock, embedder=FakeEmbedder(), config=cfg)
     yield m  # type: ignore[misc]
     m.close()
 

@@ -1,0 +1,63 @@
+"""Consolidation time and peak memory for N old candidates (synthetic topics, seeded vectors
+clustered around topic centres so HDBSCAN has structure to find)."""
+
+from __future__ import annotations
+
+import resource
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphmem import GraphMemory
+from graphmem.bench import synthetic
+
+
+class TopicEmbedder:
+    """Texts of one synthetic subject+object share a centre: vectors cluster by topic."""
+
+    dim = 384
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng(0)
+        self.centres: dict[str, np.ndarray] = {}
+
+    def embed(self, texts: Any) -> np.ndarray:
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            topic = " ".join(t.split()[:5])
+            c = self.centres.get(topic)
+            if c is None:
+                c = self.centres[topic] = self.rng.standard_normal(self.dim)
+            v = c + 0.35 * self.rng.standard_normal(self.dim)
+            out[i] = v / np.linalg.norm(v)
+        return out
+
+
+def run_consolidation_bench(n: int, progress: Any = print) -> dict[str, Any]:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    now = [start]
+    with tempfile.TemporaryDirectory() as tmp, \
+            GraphMemory.open(Path(tmp), embedder=TopicEmbedder(), clock=lambda: now[0]) as m:
+        progress(f"storing {n} memories ...")
+        records = synthetic.records(n)
+        for r in records:
+            r["importance"] = 0.3
+            r.pop("session_id")  # no FOLLOWS chains: clusters are about topics here
+        for i in range(0, n, 2000):
+            m.store_many(records[i:i + 2000], namespace="bench")
+        now[0] = start + timedelta(days=400)
+        progress("consolidating ...")
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        t0 = time.perf_counter()
+        run = m.consolidate(namespace="bench")
+        seconds = time.perf_counter() - t0
+        r = run.report
+    return {"n": n, "seconds": round(seconds, 1), "status": run.status,
+            "candidates": r["candidates"], "clusters": r["clusters"],
+            "summaries": r["summaries"], "archived": r["archived"],
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "peak_rss_before_mb": round(rss_before, 1)}
