@@ -8,6 +8,7 @@ stay off the event loop. ``create_app(settings)`` opens one ``GraphMemory`` in t
 from __future__ import annotations
 
 import ipaddress
+from collections import Counter as Tally
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -88,6 +89,8 @@ class _StoreCollector:
                                   labels=["namespace", "tier", "status"])
         moves = CounterMetricFamily("graphmem_transitions", "tier transitions recorded",
                                     labels=["namespace", "kind", "from_tier", "to_tier"])
+        runs = GaugeMetricFamily("graphmem_consolidation_runs", "consolidation runs by status",
+                                 labels=["status"])
         mem = self.get()
         if mem is not None:
             now = datetime.now(UTC)
@@ -96,8 +99,11 @@ class _StoreCollector:
                     sizes.add_metric([ns, tier.value, status.value], n)
                 for kind, a, b, total, _recent in mem.backend.transition_counts(ns, now):
                     moves.add_metric([ns, kind, a.value, b.value], total)
+            for status, n in Tally(r["status"] for r in mem.backend.list_runs()).items():
+                runs.add_metric([status], n)
         yield sizes
         yield moves
+        yield runs
 
 
 class McpAuth:

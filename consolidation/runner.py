@@ -9,6 +9,7 @@ after a crash changes nothing. One run at a time across processes: a lease in th
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
@@ -113,7 +114,9 @@ class Consolidator:
             raise ValidationError(f"run {run_id} is {data['status']}: nothing to roll back")
         with self._lease(run_id, self.mem.clock()):
             for c in data["clusters"]:
-                if c["key"] not in data["done"]:
+                # applied = its summary exists (progress is saved every few seconds only)
+                if not c.get("summary") or not self.store.get_memories(
+                        c["namespace"], [c["summary"]["id"]]):
                     continue
                 batch = WriteBatch(c["namespace"], patches=[
                     (m, {"status": Status.ACTIVE}) for m in c["archive"]])
@@ -254,10 +257,13 @@ class Consolidator:
     def _apply(self, data: dict[str, Any]) -> None:
         now = self.mem.clock()
         tiers = self.mem.config.tiers
+        saved = time.monotonic()
+        done = set(data["done"])
         for c in data["clusters"]:
-            if c["key"] in data["done"] or not c["archive"]:
-                if c["key"] not in data["done"]:
+            if c["key"] in done or not c["archive"]:
+                if c["key"] not in done:
                     data["done"].append(c["key"])
+                    done.add(c["key"])
                 continue
             ns, s = c["namespace"], c["summary"]
             start = datetime.fromisoformat(c["span"][0])
@@ -277,7 +283,10 @@ class Consolidator:
                                                  for m in c["archive"]])
             self.store.apply(batch)
             data["done"].append(c["key"])
-            self.store.save_run(data)
+            done.add(c["key"])
+            if time.monotonic() - saved > 2.0:  # progress every few seconds: re-applying a
+                self.store.save_run(data)     # cluster after a crash changes nothing
+                saved = time.monotonic()
         data["status"] = data["report"]["status"] = "applied"
         data["finished_at"] = now.isoformat()
         self.store.save_run(data)

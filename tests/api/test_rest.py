@@ -291,3 +291,5 @@ def test_consolidation_routes(server: Server) -> None:
     assert rolled["status"] == "rolled_back"
     other = {"Authorization": f"Bearer {server.keys.create(['elsewhere'], 'admin')[1]}"}
     assert httpx.get(f"{url}/{run['id']}", headers=other).status_code == 404
+    metrics = httpx.get(f"{server.url}/metrics").text
+    assert 'graphmem_consolidation_runs{status="rolled_back"} 1.0' in metrics

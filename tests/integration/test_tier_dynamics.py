@@ -18,7 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem import GraphMemory, Tier
-from graphmem.config import GraphMemConfig, StoreConfig, TierConfig, TiersConfig
+from graphmem.config import (
+    ConsolidationConfig,
+    GraphMemConfig,
+    StoreConfig,
+    TierConfig,
+    TiersConfig,
+)
 from graphmem.errors import NotFoundError, ValidationError
 from graphmem.models import Status, TransitionKind
 from tests.conftest import Clock, FakeEmbedder
@@ -200,7 +206,7 @@ def test_maintenance_is_idempotent_and_respects_pins(tmp_path_factory: pytest.Te
 
 
 def test_scheduler_runs_maintenance(tmp_path: Path, clock: Clock) -> None:
-    from graphmem.scheduler import MAINTENANCE_JOB, start_scheduler
+    from graphmem.scheduler import CONSOLIDATION_JOB, MAINTENANCE_JOB, start_scheduler
 
     with GraphMemory.open(tmp_path, clock=clock, embedder=FakeEmbedder()) as mem:
         m = mem.store("will be demoted by the scheduled job", namespace=NS, importance=0.9)
@@ -209,6 +215,9 @@ def test_scheduler_runs_maintenance(tmp_path: Path, clock: Clock) -> None:
         try:
             job = scheduler.get_job(MAINTENANCE_JOB)
             assert job.max_instances == 1 and job.coalesce is True
+            nightly = scheduler.get_job(CONSOLIDATION_JOB)
+            assert nightly.max_instances == 1 and nightly.coalesce is True
+            assert "interval[1 day" in str(nightly.trigger)
             deadline = time.monotonic() + 20
             while mem.get(m.id, namespace=NS).tier is Tier.FAST:
                 assert time.monotonic() < deadline, "the scheduled maintenance never ran"
@@ -216,6 +225,13 @@ def test_scheduler_runs_maintenance(tmp_path: Path, clock: Clock) -> None:
         finally:
             scheduler.shutdown(wait=True)
         assert mem.get(m.id, namespace=NS).tier is Tier.MEDIUM
+    cron = GraphMemConfig(consolidation=ConsolidationConfig(cron="0 3 * * *"))
+    with GraphMemory.open(tmp_path / "cron", config=cron, embedder=FakeEmbedder()) as mem:
+        scheduler = start_scheduler(mem)
+        try:
+            assert "cron[" in str(scheduler.get_job(CONSOLIDATION_JOB).trigger)
+        finally:
+            scheduler.shutdown(wait=False)
 
 
 def test_cli_maintain_and_mark(tmp_path: Path) -> None:
