@@ -8,9 +8,9 @@ stay off the event loop. ``create_app(settings)`` opens one ``GraphMemory`` in t
 from __future__ import annotations
 
 import ipaddress
-from collections import Counter as Tally
 import logging
 import time
+from collections import Counter as Tally
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
