@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from graphmem.consolidation import cluster as clustering
-from graphmem.consolidation.summarise import summarise
+from graphmem.consolidation.summarise import KeyPhrases, summarise
 
 from graphmem.errors import ConflictError, NotFoundError, ValidationError
 from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status, Tier
@@ -177,7 +177,7 @@ class Consolidator:
         groups = clustering.clusters(vectors, [c.created_at for c in cands],
                                      min_cluster_size=cfg.min_cluster_size,
                                      window=timedelta(days=cfg.window_days))
-        background = [c.content for c in cands]
+        phrases = KeyPhrases([c.content for c in cands])
         for n, idx in enumerate(groups):
             members = [cands[i] for i in idx]
             vecs = vectors[idx]
@@ -215,7 +215,7 @@ class Consolidator:
                 archive = [m.id for m in members if m.id not in keep]
                 entry["keep"], entry["archive"] = keep, archive
                 if archive:
-                    text = summarise([m.content for m in members], vecs, background, cfg)
+                    text = summarise([m.content for m in members], vecs, phrases, cfg)
                     sid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{run_id}/{key}"))
                     entry["summary"] = {"id": sid, "content": text, "importance": round(top, 6)}
                     for m in members:

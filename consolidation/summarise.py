@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -16,31 +17,38 @@ from graphmem.text import normalise_content
 log = logging.getLogger(__name__)
 
 
-def key_phrases(texts: Sequence[str], background: Sequence[str], n: int) -> list[str]:
-    """The n terms (1-2 words) that most distinguish the cluster from the background."""
-    if n <= 0 or not texts:
-        return []
-    from sklearn.feature_extraction.text import TfidfVectorizer
+class KeyPhrases:
+    """TF-IDF over all of a run's candidates, fitted once; ``top(texts, n)`` gives the terms
+    (1-2 words) that most distinguish a cluster from that background."""
 
-    vec = TfidfVectorizer(stop_words="english", ngram_range=(1, 2), min_df=1,
-                          token_pattern=r"(?u)\b[^\W\d_][^\W_]+\b")
-    try:
-        vec.fit(list(background) + list(texts))
-    except ValueError:  # nothing but stop words
-        return []
-    weights = np.asarray(vec.transform([" ".join(texts)]).todense()).ravel()
-    terms = vec.get_feature_names_out()
-    return [str(terms[i]) for i in np.argsort(-weights, kind="stable")[:n] if weights[i] > 0]
+    def __init__(self, background: Sequence[str]) -> None:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        self.vectorizer: Any = TfidfVectorizer(stop_words="english", ngram_range=(1, 2),
+                                               min_df=1,
+                                               token_pattern=r"(?u)\b[^\W\d_][^\W_]+\b")
+        try:
+            self.vectorizer.fit(list(background))
+            self.terms = self.vectorizer.get_feature_names_out()
+        except ValueError:  # nothing but stop words
+            self.vectorizer = None
+
+    def top(self, texts: Sequence[str], n: int) -> list[str]:
+        if n <= 0 or not texts or self.vectorizer is None:
+            return []
+        weights = np.asarray(self.vectorizer.transform([" ".join(texts)]).todense()).ravel()
+        return [str(self.terms[i]) for i in np.argsort(-weights, kind="stable")[:n]
+                if weights[i] > 0]
 
 
-def extractive(texts: Sequence[str], vectors: np.ndarray, background: Sequence[str],
+def extractive(texts: Sequence[str], vectors: np.ndarray, phrases: KeyPhrases,
                config: ConsolidationConfig) -> str:
     """Key phrases, then the members nearest the centroid (distinct ones), within a bound."""
     centroid = vectors.mean(axis=0)
     order = np.argsort(-(vectors @ centroid), kind="stable")
-    phrases = key_phrases(texts, background, config.key_phrases)
+    top = phrases.top(texts, config.key_phrases)
     head = f"{len(texts)} related memories"
-    head += f" about {', '.join(phrases)}." if phrases else "."
+    head += f" about {', '.join(top)}." if top else "."
     parts, seen = [head], set()
     for i in order:
         sentence = normalise_content(texts[int(i)])
@@ -74,8 +82,8 @@ def openai_summary(texts: Sequence[str], config: ConsolidationConfig) -> str:
     return text[: config.max_summary_chars]
 
 
-def summarise(texts: Sequence[str], vectors: np.ndarray, background: Sequence[str],
+def summarise(texts: Sequence[str], vectors: np.ndarray, phrases: KeyPhrases,
               config: ConsolidationConfig) -> str:
     if config.summariser == "openai":
         return openai_summary(texts, config)
-    return extractive(texts, vectors, background, config)
+    return extractive(texts, vectors, phrases, config)
