@@ -49,8 +49,8 @@ def run_consolidation_bench(n: int, progress: Any = print) -> dict[str, Any]:
             r.pop("session_id")  # no FOLLOWS chains: clusters are about topics here
         for i in range(0, n, 2000):
             m.store_many(records[i:i + 2000], namespace="bench")
-        last = max(r["created_at"] for r in records)  # every memory old enough
-        now[0] = last + timedelta(days=31)  # type: ignore[operator]
+        last: datetime = max(r["created_at"] for r in records)  # type: ignore[type-var,assignment]
+        now[0] = last + timedelta(days=31)  # every stored memory is old enough
         progress("consolidating ...")
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         t0 = time.perf_counter()
