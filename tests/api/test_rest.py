@@ -212,12 +212,12 @@ def test_concurrent_writers_lose_nothing(server: Server) -> None:
 
     def write(i: int) -> list[str]:
         return [clients[i].store(f"writer {i} note {j}", namespace="busy")["id"]
-                for j in range(40)]
+                for j in range(200)]
 
     with ThreadPoolExecutor(8) as pool:
         ids = [x for batch in pool.map(write, range(8)) for x in batch]
-    assert len(ids) == len(set(ids)) == 320
-    assert clients[0].stats(namespace="busy")["memories"] == 320
+    assert len(ids) == len(set(ids)) == 1600
+    assert clients[0].stats(namespace="busy")["memories"] == 1600
 
 
 def test_async_client(server: Server) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import shutil
 import subprocess
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -267,3 +267,65 @@ def test_report_formats_and_cli(tmp_path: Path, clock: Clock) -> None:
     top = pixels[60:560, :, :3]  # where the four plots render
     coloured = (abs(top[..., 0] - top[..., 2]) > 0.15).mean()
     assert coloured > 0.01, "the plots did not render"
+
+
+KILLED_RUN = """
+import sys, time
+from datetime import UTC, datetime, timedelta
+from graphmem import GraphMemory
+from graphmem.bench.consolidation_bench import TopicEmbedder
+now = datetime(2027, 1, 1, tzinfo=UTC)
+mem = GraphMemory.open(sys.argv[1], embedder=TopicEmbedder(), clock=lambda: now)
+real = mem.backend.apply
+def slow_apply(batch):
+    real(batch)
+    if any(m.kind.value == "summary" for m in batch.memories):
+        print("applied", flush=True)
+        time.sleep(0.05)
+mem.backend.apply = slow_apply
+mem.consolidate(namespace="bench")
+print("finished", flush=True)
+"""
+
+
+def test_a_process_killed_mid_run_resumes(tmp_path: Path) -> None:
+    """SIGKILL in the middle of applying clusters: the next consolidate finishes the run,
+    and every candidate ends exactly once (no half summary, no duplicate, nothing lost)."""
+    import signal
+    import sys
+
+    from graphmem.bench import synthetic
+    from graphmem.bench.consolidation_bench import TopicEmbedder
+
+    records = synthetic.records(600)
+    for r in records:
+        r.pop("session_id")
+        r["importance"] = 0.3
+    with GraphMemory.open(tmp_path, embedder=TopicEmbedder()) as mem:
+        mem.store_many(records, namespace="bench")
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(tmp_path)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    seen = 0
+    for line in proc.stdout:
+        seen += line.strip() == "applied"
+        if seen == 5:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert seen == 5
+    later = datetime(2027, 1, 2, tzinfo=UTC)
+    with GraphMemory.open(tmp_path, embedder=TopicEmbedder(), clock=lambda: later) as mem:
+        [run] = mem.runs()
+        assert run["status"] == "running"
+        mem.backend.release_lease(LEASE, run["id"])  # or wait for the lease to expire
+        done = mem.consolidate(namespace="bench")
+        assert done.id == run["id"] and done.status == "applied"
+        plan = mem.backend.get_run(run["id"])
+        summaries = [m for m in mem.list_memories(namespace="bench", limit=10_000)
+                     if m.kind is Kind.SUMMARY]
+        expected = [c for c in plan["clusters"] if c["archive"]]  # type: ignore[index]
+        assert len(summaries) == len(expected) == len({s.id for s in summaries})
+        archived = {m.id for m in mem.list_memories(namespace="bench", status="archived",
+                                                    limit=10_000)}
+        assert archived == {m for c in expected for m in c["archive"]}
