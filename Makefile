@@ -40,8 +40,18 @@ test: $(STAMP) $(NPM_STAMP) lint  ## lint + the default test suite (slow tests d
 test-all: $(STAMP) $(NPM_STAMP) lint
 	$(PY) -m pytest -q
 
-bench: $(STAMP)  ## write throughput, retrieval latency, RSS and disk (10k memories)
+LOCOMO ?= ../shared/data/locomo
+
+bench: $(STAMP)  ## every benchmark, then the plots (about 20 minutes on 2 cores)
+	$(VENV)/bin/graphmem bench locomo --data $(LOCOMO) --out bench/results/locomo.json
 	$(VENV)/bin/graphmem bench scale --n 10000 --out bench/results/scale-10k.json
+	$(VENV)/bin/graphmem bench scale --n 100000 --embeddings random \
+		--out bench/results/scale-100k-random.json
+	$(VENV)/bin/graphmem bench ann --n 10000 --out bench/results/ann-10k.json
+	$(VENV)/bin/graphmem bench api --n 10000 --out bench/results/api-10k.json
+	$(VENV)/bin/graphmem bench consolidation --n 10000 --n 100000 \
+		--out bench/results/consolidation.json
+	$(VENV)/bin/graphmem bench plots
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

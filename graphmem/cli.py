@@ -612,6 +612,43 @@ def bench_consolidation(sizes: tuple[int, ...], out: Path | None) -> None:
         out.write_text(json.dumps(rows, indent=2) + "\n")
 
 
+@bench.command("ann")
+@click.option("--n", type=int, default=10_000, show_default=True)
+@click.option("--embeddings", type=click.Choice(["real", "random"]), default="real",
+              show_default=True)
+@click.option("--queries", type=int, default=200, show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@handles_errors
+def bench_ann(n: int, embeddings: str, queries: int, out: Path | None) -> None:
+    """FalkorDB HNSW recall@10 against exhaustive search."""
+    from graphmem.bench.ann import run_ann
+
+    r = run_ann(n, embeddings=embeddings, queries=queries,
+                progress=lambda msg: click.echo(msg, err=True))
+    d = r["default"]
+    click.echo("| n | embeddings | vector_topk recall@10 | index recall@10 | p50 ms | p95 ms |")
+    click.echo("|---:|---|---:|---:|---:|---:|")
+    click.echo(f"| {n} | {embeddings} | {d['recall@10']} | {d['index_recall@10']} | "
+               f"{d['latency']['p50_ms']} | {d['latency']['p95_ms']} |")
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(r, indent=2) + "\n")
+
+
+@bench.command("plots")
+@click.option("--results", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("bench/results"), show_default=True)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("docs/img"), show_default=True)
+@handles_errors
+def bench_plots(results: Path, out: Path) -> None:
+    """Draw docs/BENCHMARKS.md's plots from the benchmark JSON."""
+    from graphmem.bench.plots import make_plots
+
+    for path in make_plots(results, out):
+        click.echo(f"wrote {path}")
+
+
 @bench.command("scale")
 @click.option("--n", "sizes", type=int, multiple=True, default=[10_000], show_default=True,
               help="memories to store; repeat for several sizes (e.g. --n 10000 --n 100000)")

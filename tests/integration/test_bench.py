@@ -108,3 +108,18 @@ def test_api_load_bench_reports_both_routes() -> None:
         assert r[kind]["errors"] == 0 and 0 < r[kind]["requests"] <= 40
         assert r[kind]["p50_ms"] <= r[kind]["p99_ms"]
     assert "POST /v1/search" in api_load.table(r)
+
+
+def test_plots_from_results(tmp_path: Path) -> None:
+    from graphmem.bench.plots import make_plots
+
+    overall = {"recall@5": 0.5, "recall@10": 0.6, "recall@20": 0.7}
+    (tmp_path / "locomo.json").write_text(json.dumps({
+        "ks": [5, 10, 20], "systems": {"graphmem": {"overall": overall},
+                                       "dense": {"overall": overall}}}))
+    r = scale.run_scale(120, embeddings="random", queries=5, batch=60,
+                        folder=tmp_path / "s", progress=lambda *_: None)
+    (tmp_path / "scale-10k.json").write_text(json.dumps(r))
+    written = make_plots(tmp_path, tmp_path / "img")
+    assert [p.name for p in written] == ["locomo-recall-at-k.png", "latency-vs-size.png"]
+    assert all(p.stat().st_size > 5000 for p in written)
