@@ -9,8 +9,6 @@ ones in ``cypher/schema/vector_content.falkordb.cypher``
 
 from __future__ import annotations
 
-import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
@@ -76,29 +74,3 @@ def run_ann(n: int, *, embeddings: str = "real", queries: int = 200, k: int = 10
         progress(f"schema settings: {result['default']}")
         store.close()
     return result
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--n", type=int, default=10_000)
-    p.add_argument("--embeddings", choices=["real", "random"], default="real")
-    p.add_argument("--queries", type=int, default=200)
-    p.add_argument("--k", type=int, default=10)
-    p.add_argument("--out", type=Path, default=None)
-    p.set_defaults(run=_cli)
-
-
-def _cli(args: argparse.Namespace) -> int:
-    r = run_ann(args.n, embeddings=args.embeddings, queries=args.queries, k=args.k)
-    rows = [("schema settings (M 32, efConstruction 400, efRuntime 400)", r["default"])]
-    k = args.k
-    print(f"| HNSW parameters ({r['embeddings']} embeddings, n={r['n']}) | vector_topk "
-          f"recall@{k} | index alone recall@{k} | p50 ms | p95 ms |")
-    print("|---|---:|---:|---:|---:|")
-    for label, v in rows:
-        print(f"| {label} | {v[f'recall@{k}']} | {v[f'index_recall@{k}']} | "
-              f"{v['latency']['p50_ms']} | {v['latency']['p95_ms']} |")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(r, indent=2) + "\n")
-        print(f"wrote {args.out}")
-    return 0

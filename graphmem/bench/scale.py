@@ -13,10 +13,8 @@ fresh data folder and measures:
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import itertools
-import json
 import os
 import platform
 import resource
@@ -253,24 +251,3 @@ def table(r: dict[str, Any]) -> str:
     lines = [f"| {'measure'.ljust(width)} | value |", f"|{'-' * (width + 2)}|-------|"]
     lines += [f"| {k.ljust(width)} | {v} |" for k, v in rows]
     return "\n".join(lines)
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--n", type=int, default=10_000, help="memories to store (100000 for 100k)")
-    p.add_argument("--embeddings", choices=["real", "random"], default="real")
-    p.add_argument("--store", choices=["sqlite", "falkordb"], default="sqlite")
-    p.add_argument("--queries", type=int, default=200)
-    p.add_argument("--batch", type=int, default=1000)
-    p.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
-    p.set_defaults(run=_cli)
-
-
-def _cli(args: argparse.Namespace) -> int:
-    r = run_scale(args.n, embeddings=args.embeddings, queries=args.queries, batch=args.batch,
-                  store=args.store)
-    print(table(r))
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(r, indent=2) + "\n")
-        print(f"wrote {args.out}")
-    return 0

@@ -27,11 +27,15 @@ def test_scale_bench_reports_every_measure(tmp_path: Path) -> None:
 
 
 def test_scale_bench_cli_writes_json(tmp_path: Path) -> None:
-    from graphmem.bench.__main__ import main
+    from click.testing import CliRunner
+
+    from graphmem.cli import main
 
     out = tmp_path / "r.json"
-    assert main(["scale", "--n", "120", "--embeddings", "random", "--queries", "5",
-                 "--out", str(out)]) == 0
+    result = CliRunner().invoke(main, ["bench", "scale", "--n", "120", "--embeddings",
+                                       "random", "--queries", "5", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "retrieve depth 2" in result.output
     assert json.loads(out.read_text())["n"] == 120
 
 
