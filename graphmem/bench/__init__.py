@@ -1,1 +1,1 @@
-"""Benchmarks: ``python -m bench scale --n 10000`` (prints a table, writes JSON)."""
+"""Benchmarks behind ``graphmem bench ...`` (each prints a table and writes JSON)."""
