@@ -81,10 +81,12 @@ class WriteConfig(_Frozen):
 
 
 class RetrievalWeights(_Frozen):
-    """Weights of the rerank terms (ADR 0002). The relevance terms are fused first."""
+    """Weights of the rerank terms (ADR 0002). The relevance terms are fused first. keyword,
+    source and the FOLLOWS share were chosen by leave-one-conversation-out on LoCoMo
+    (``graphmem bench tune-locomo``; 4 of 5 folds picked them)."""
 
     semantic: float = 0.5
-    keyword: float = 0.5
+    keyword: float = 0.35
     context_semantic: float = 0.25
     context_keyword: float = 0.25
     importance: float = 0.1
@@ -93,7 +95,7 @@ class RetrievalWeights(_Frozen):
     graph: float = 0.2
     popularity: float = 0.02
     tier: float = 0.1  # only with strategy="weighted"
-    source: float = 0.3
+    source: float = 0.6
 
 
 class RetrievalConfig(_Frozen):
@@ -111,7 +113,7 @@ class RetrievalConfig(_Frozen):
     min_similarity: float = Field(default=0.3, ge=-1, le=1)
     strategy: Literal["weighted", "fast_first", "comprehensive"] = "weighted"
     #: share of a FOLLOWS neighbour's fused relevance added to a memory (context smoothing)
-    follows_share: float = Field(default=0.3, ge=0, le=1)
+    follows_share: float = Field(default=0.2, ge=0, le=1)
     edge_weights: dict[RelationType, float] = Field(
         default_factory=lambda: {
             RelationType.CAUSES: 0.9,
