@@ -127,3 +127,30 @@ def test_plots_from_results(tmp_path: Path) -> None:
     written = make_plots(tmp_path, tmp_path / "img")
     assert [p.name for p in written] == ["locomo-recall-at-k.png", "latency-vs-size.png"]
     assert all(p.stat().st_size > 5000 for p in written)
+
+
+def test_locomo_command_end_to_end_on_a_tiny_folder(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from graphmem.cli import main
+    from tests.conftest import FakeEmbedder
+
+    _conv(tmp_path)
+    r = locomo.run_locomo(tmp_path, ks=(1, 10), embedder=FakeEmbedder(),
+                          progress=lambda *_: None)
+    assert set(r["systems"]) == {"graphmem", "dense", "bm25", "hybrid"}
+    for res in r["systems"].values():
+        assert set(res["overall"]) >= {"recall@1", "recall@10", "mrr",
+                                       "all_evidence_hit@10", "p50_ms", "p95_ms"}
+        assert set(res["categories"]) == {"1", "4"}
+    for name in ("dense", "bm25", "hybrid"):  # they rank every turn: both are in the top 10
+        assert r["systems"][name]["overall"]["recall@10"] == 1.0
+    # graphmem returns nothing below min_similarity without a keyword match ("pet" / "cat")
+    assert 0.0 < r["systems"]["graphmem"]["overall"]["recall@10"] <= 1.0
+    assert r["dropped_evidence"] == 2 and r["unscored_questions"] == 1
+    assert "| graphmem |" in locomo.table(r)
+    bad = CliRunner().invoke(main, ["bench", "locomo", "--data", str(tmp_path), "--k", "x"])
+    assert bad.exit_code == 1 and "--k needs" in bad.output
+    none = CliRunner().invoke(main, ["bench", "locomo", "--data", str(tmp_path),
+                                     "--convs", "99"])
+    assert none.exit_code == 1 and "no LoCoMo conversation files" in none.output
