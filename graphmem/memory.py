@@ -478,19 +478,12 @@ class GraphMemory:
     def _relink_after_change(self, ns: str, m: Memory, records: dict[str, Memory],
                              batch: WriteBatch) -> None:
         """After a content change: refresh successor context, own auto SIMILAR_TO edges."""
-        wc = self.config.write
         edges = self.backend.edges_of(ns, [m.id])
         for e in edges:
             if e.type is RelationType.SIMILAR_TO and e.source is EdgeSource.AUTO \
                     and e.source_id == m.id:
                 batch.delete_edges.append(e.key)
-        if wc.similar_k > 0 and m.embedding is not None:
-            hits = self.backend.vector_topk(ns, m.embedding, wc.similar_k + 1)
-            now = self.clock()
-            for other, sim in hits:
-                if other != m.id and sim >= wc.similar_threshold:
-                    batch.edges.append(Relation(m.id, other, RelationType.SIMILAR_TO, ns,
-                                                round(sim, 6), now, EdgeSource.AUTO))
+        batch.edges.extend(self._writer.similar_edges(ns, [m], self.clock()))
         changed: dict[str, str | None] = {}
         for e in edges:
             if e.type is RelationType.FOLLOWS:

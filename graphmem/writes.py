@@ -144,9 +144,8 @@ class Writer:
             records[it.memory.id] = it.memory
         if wc.follows:
             self._link_sessions(ns, fresh, records, batch)
-        if wc.similar_k > 0:
-            with single_threaded_blas():
-                batch.edges.extend(self._similar_edges(ns, fresh, now))
+        batch.edges.extend(self.similar_edges(
+            ns, [it.memory for it in fresh if it.memory is not None], now))
         for it in items:
             assert it.memory is not None
             for r in it.relations:
@@ -250,25 +249,27 @@ class Writer:
         records.update(self.store.get_memories(ns, outside, embeddings=True))
         self.refresh_context(ns, records, changed)
 
-    def _similar_edges(self, ns: str, fresh: list[_Item], now: datetime) -> list[Relation]:
+    def similar_edges(self, ns: str, memories: Sequence[Memory], now: datetime
+                      ) -> list[Relation]:
+        """Automatic SIMILAR_TO edges from each memory to its k nearest active neighbours at
+        or above the threshold: stored ones, and earlier ones of the same list. A memory
+        already stored (an update) never links to itself."""
         wc = self.config.write
-        if not fresh:
+        todo = [m for m in memories if m.embedding is not None]
+        if not todo or wc.similar_k <= 0:
             return []
-        vecs = np.stack([it.memory.embedding for it in fresh
-                         if it.memory is not None and it.memory.embedding is not None])
-        hits = self.store.vector_topk_many(ns, vecs, wc.similar_k)
-        inner = vecs @ vecs.T
+        vecs = np.stack([m.embedding for m in todo])  # type: ignore[misc]
+        with single_threaded_blas():
+            hits = self.store.vector_topk_many(ns, vecs, wc.similar_k + 1)
+            inner = vecs @ vecs.T
         out: dict[EdgeKey, Relation] = {}
-        for i, it in enumerate(fresh):
-            assert it.memory is not None
-            pairs = list(hits[i])
-            pairs += [(fresh[j].memory.id, float(inner[i, j])) for j in range(i)  # type: ignore[union-attr]
-                      ]
+        for i, m in enumerate(todo):
+            pairs = [(o, s) for o, s in hits[i] if o != m.id]
+            pairs += [(todo[j].id, float(inner[i, j])) for j in range(i)]
             pairs.sort(key=lambda p: -p[1])
             for other, sim in pairs[: wc.similar_k]:
-                if sim < wc.similar_threshold or other == it.memory.id:
-                    continue
-                rel = Relation(it.memory.id, other, RelationType.SIMILAR_TO, ns,
-                               round(sim, 6), now, EdgeSource.AUTO)
-                out[rel.key] = rel
+                if sim >= wc.similar_threshold:
+                    rel = Relation(m.id, other, RelationType.SIMILAR_TO, ns, round(sim, 6),
+                                   now, EdgeSource.AUTO)
+                    out[rel.key] = rel
         return list(out.values())
