@@ -149,3 +149,24 @@ def apply_promotion(m: Memory, now: datetime, cfg: DynamicsConfig,
     promote(m, decided[0], now, tiers)
     return ({f: getattr(m, f) for f in PROMOTION_FIELDS},
             Transition(m.id, TransitionKind.PROMOTION, source, m.tier, decided[1], now))
+
+
+def record_access(m: Memory, now: datetime, cfg: DynamicsConfig, tiers: TiersConfig,
+                  predicted: float | None = None
+                  ) -> tuple[dict[str, object], Transition | None]:
+    """One access of ``m`` (retrieval or a full read): count, decay age, window, the
+    predicted relevance when known, and a promotion when the access rule says so. Returns the
+    fields to patch and the transition to record."""
+    m.access_count += 1
+    m.last_accessed_at = now
+    m.window_start, m.window_count = register_access(m, now, tiers)
+    fields: dict[str, object] = {"access_count": m.access_count, "last_accessed_at": now,
+                                 "window_start": m.window_start,
+                                 "window_count": m.window_count}
+    if predicted is not None:
+        m.last_predicted = fields["last_predicted"] = round(max(0.0, min(1.0, predicted)), 6)
+    promoted = apply_promotion(m, now, cfg, tiers)
+    if promoted is None:
+        return fields, None
+    fields.update(promoted[0])
+    return fields, promoted[1]

@@ -345,8 +345,15 @@ class GraphMemory:
         if len(ids) > self.config.retrieval.max_limit:
             raise ValidationError(f"at most {self.config.retrieval.max_limit} ids at once")
         found = self._require(ns, ids)
-        if touch:
-            self.backend.touch(ns, list(found), self.clock())
+        if touch:  # reading the full record is an access, as a retrieval is
+            now, batch = self.clock(), WriteBatch(ns)
+            for m in found.values():
+                fields, transition = dynamics.record_access(
+                    m, now, self.config.dynamics, self.config.tiers)
+                batch.patches.append((m.id, fields))
+                if transition is not None:
+                    batch.transitions.append(transition)
+            self.backend.apply(batch)
         return [found[i] for i in dict.fromkeys(ids)]
 
     def retrieve(self, query: str, *, namespace: str, limit: int = 10,

@@ -30,7 +30,7 @@ from graphmem import fusion
 from graphmem import validation as v
 from graphmem.bm25 import bm25
 from graphmem.config import GraphMemConfig
-from graphmem.dynamics import apply_promotion, register_access
+from graphmem.dynamics import record_access
 from graphmem.embedding import Embedder
 from graphmem.errors import ValidationError
 from graphmem.models import Memory, RelationType, RetrievalResult, Status, Tier, WalkPath
@@ -217,23 +217,13 @@ class Retriever:
     def _bookkeeping(self, ns: str, results: list[RetrievalResult], now: datetime) -> None:
         """Access counts, windows and the predicted relevance, in one batched write; a memory
         the access rule promotes is promoted in the same write."""
-        tiers, dyn = self.config.tiers, self.config.dynamics
         batch = WriteBatch(ns)
         for r in results:
-            m = r.memory
-            m.access_count += 1
-            m.last_accessed_at = now
-            m.window_start, m.window_count = register_access(m, now, tiers)
-            m.last_predicted = round(max(0.0, min(1.0, r.terms["semantic"])), 6)
-            fields: dict[str, Any] = {
-                "access_count": m.access_count, "last_accessed_at": now,
-                "window_start": m.window_start, "window_count": m.window_count,
-                "last_predicted": m.last_predicted}
-            promoted = apply_promotion(m, now, dyn, tiers)
-            if promoted is not None:
-                fields.update(promoted[0])
-                batch.transitions.append(promoted[1])
-            batch.patches.append((m.id, fields))
+            fields, transition = record_access(r.memory, now, self.config.dynamics,
+                                               self.config.tiers, r.terms["semantic"])
+            batch.patches.append((r.memory.id, fields))
+            if transition is not None:
+                batch.transitions.append(transition)
         self.store.apply(batch)
 
     # -- helpers --------------------------------------------------------------------------

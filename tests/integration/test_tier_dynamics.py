@@ -259,3 +259,15 @@ def test_cli_maintain_and_mark(tmp_path: Path) -> None:
     restored = json.loads(run("mark", "-n", NS, "--json", m.id, "restore"))
     assert restored["status"] == "active"
     assert json.loads(run("mark", "-n", NS, "--json", m.id, "pin"))["pinned"] is True
+
+
+def test_reading_entries_counts_as_access(small: GraphMemory, clock: Clock) -> None:
+    m = small.store("the on-call handbook", namespace=NS, importance=0.55)
+    for _ in range(3):
+        clock.advance(minutes=30)
+        got = small.entries([m.id], namespace=NS)[0]
+    assert got.access_count == 3 and got.last_accessed_at == clock.now
+    stored = small.get(m.id, namespace=NS)
+    assert stored.tier is Tier.FAST and stored.window_count == 0  # promoted, window reset
+    assert [t.kind for t in small.transitions(m.id, namespace=NS)] == [
+        TransitionKind.PROMOTION]
