@@ -11,6 +11,17 @@ def _load(path: Path) -> Any:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def _save(fig: Any, ax: Any, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
 def make_plots(results: Path, out: Path) -> list[Path]:
     import matplotlib
 
@@ -27,13 +38,7 @@ def make_plots(results: Path, out: Path) -> list[Path]:
             ax.plot(ks, [res["overall"][f"recall@{k}"] for k in ks], marker="o", label=name)
         ax.set(title="LoCoMo recall@k (categories 1-4)", xlabel="k", ylabel="recall",
                ylim=(0, 1))
-        ax.grid(alpha=0.3)
-        ax.legend()
-        path = out / "locomo-recall-at-k.png"
-        fig.tight_layout()
-        fig.savefig(path)
-        plt.close(fig)
-        written.append(path)
+        written.append(_save(fig, ax, out / "locomo-recall-at-k.png"))
     sizes = [r for r in (_load(results / "scale-10k.json"),
                          _load(results / "scale-100k-random.json")) if r]
     if sizes:
@@ -44,11 +49,5 @@ def make_plots(results: Path, out: Path) -> list[Path]:
                     marker="o", label=f"{depth.replace('_', ' ')} p95")
         ax.set(title="Retrieve latency vs store size (no query embedding)",
                xlabel="memories", ylabel="ms", xscale="log")
-        ax.grid(alpha=0.3)
-        ax.legend()
-        path = out / "latency-vs-size.png"
-        fig.tight_layout()
-        fig.savefig(path)
-        plt.close(fig)
-        written.append(path)
+        written.append(_save(fig, ax, out / "latency-vs-size.png"))
     return written
