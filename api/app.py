@@ -10,7 +10,6 @@ from __future__ import annotations
 import ipaddress
 import logging
 import time
-from collections import Counter as Tally
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
@@ -99,7 +98,7 @@ class _StoreCollector:
                     sizes.add_metric([ns, tier.value, status.value], n)
                 for kind, a, b, total, _recent in mem.backend.transition_counts(ns, now):
                     moves.add_metric([ns, kind, a.value, b.value], total)
-            for status, n in Tally(r["status"] for r in mem.backend.list_runs()).items():
+            for status, n in mem.backend.run_counts().items():
                 runs.add_metric([status], n)
         yield sizes
         yield moves

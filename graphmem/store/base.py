@@ -227,6 +227,10 @@ class MemoryStore(Protocol):
         """Every run, newest first."""
         ...
 
+    def run_counts(self) -> dict[str, int]:
+        """Runs by status, without reading their plans."""
+        ...
+
     def acquire_lease(self, name: str, owner: str, until: datetime, now: datetime) -> bool:
         """Take or renew the named lease unless another owner holds it past ``now``."""
         ...

@@ -416,6 +416,9 @@ class CypherStore:
     def list_runs(self) -> list[dict[str, Any]]:
         return [json.loads(r["data"]) for r in self._run("run/list")]
 
+    def run_counts(self) -> dict[str, int]:
+        return {r["status"]: int(r["n"]) for r in self._run("run/counts")}
+
     def acquire_lease(self, name: str, owner: str, until: datetime, now: datetime) -> bool:
         rows = self._run("lease/acquire", True, name=name, owner=owner,
                          until=until.timestamp(), now=now.timestamp())

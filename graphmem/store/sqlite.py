@@ -609,6 +609,11 @@ class SQLiteStore:
                                      "DESC, id").fetchall()
         return [json.loads(r[0]) for r in rows]
 
+    def run_counts(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self.conn.execute(
+                "SELECT status, count(*) FROM consolidation_runs GROUP BY status").fetchall())
+
     def acquire_lease(self, name: str, owner: str, until: datetime, now: datetime) -> bool:
         with self._lock:
             self._transaction(lambda conn: conn.execute(

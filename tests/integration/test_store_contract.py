@@ -328,6 +328,7 @@ def test_runs_are_saved_and_listed(store: MemoryStore) -> None:
     assert store.get_run("nope") is None
     assert [r["id"] for r in store.list_runs()] == ["run-b", "run-a"]
     assert store.list_runs()[0]["plan"][0]["members"] == ["m1", "m2"]
+    assert store.run_counts() == {"applied": 2}
 
 
 def test_ping(store: MemoryStore) -> None:
