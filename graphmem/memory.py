@@ -474,8 +474,7 @@ class GraphMemory:
     def _require(self, ns: str, ids: Sequence[str], *,
                  embeddings: bool = False) -> dict[str, Memory]:
         for i in ids:
-            if not isinstance(i, str) or not i:
-                raise ValidationError(f"invalid memory id {i!r}")
+            v.memory_id(i)
         found = self.backend.get_memories(ns, list(ids), embeddings=embeddings)
         for i in ids:
             if i not in found:

@@ -78,6 +78,7 @@ class Retriever:
             raise ValidationError("query is empty")
         if len(text) > self.config.write.max_content_chars:
             raise ValidationError("query is longer than the content limit")
+        v.clean_text(text, "query")
         strategy = strategy or rc.strategy
         if strategy not in STRATEGIES:
             raise ValidationError(f"unknown strategy {strategy!r}: one of {', '.join(STRATEGIES)}")
@@ -91,6 +92,11 @@ class Retriever:
         unknown = set(filters) - {"source", "session_id", "topic", "kind", "metadata"}
         if unknown:
             raise ValidationError(f"unknown filter(s): {', '.join(sorted(unknown))}")
+        for name in ("source", "session_id", "topic", "kind"):
+            if name in filters:
+                v.optional_text(filters[name], f"filter {name!r}")
+        if "metadata" in filters:
+            filters["metadata"] = v.metadata(filters["metadata"], self.config.write)
         return Query(
             text=text, namespace=v.namespace(namespace),
             limit=v.bounded(limit, "limit", 1, rc.max_limit), tiers=tier_list,

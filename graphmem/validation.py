@@ -18,13 +18,30 @@ from graphmem.errors import (
 )
 from graphmem.models import CALLER_RELATION_TYPES, RelationSpec, RelationType, Tier
 
-_NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$")
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+# fullmatch, never ``$``: ``$`` also matches before a final newline, and an id or namespace
+# ending in "\n" crashed a FalkorDB server (issue 15)
+_NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+#: what no stored text may hold: NUL and the other C0 controls except tab, newline and
+#: carriage return, DEL, and lone surrogates (not Unicode scalar values: they cannot be
+#: encoded as UTF-8, so exports and some backends fail on them)
+_BAD_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 _SCALARS = (str, int, float, bool, type(None))
 
 
+def clean_text(value: str, name: str) -> str:
+    """``value`` unchanged when it holds only storable characters, else ValidationError."""
+    bad = _BAD_CHARS.search(value)
+    if bad is not None:
+        char = bad.group()
+        kind = "a lone surrogate" if "\ud800" <= char <= "\udfff" else "a control character"
+        raise ValidationError(f"{name} holds {kind} (U+{ord(char):04X}) at position "
+                              f"{bad.start()}")
+    return value
+
+
 def namespace(value: Any) -> str:
-    if not isinstance(value, str) or not _NAMESPACE.match(value):
+    if not isinstance(value, str) or not _NAMESPACE.fullmatch(value):
         raise InvalidNamespaceError(
             f"invalid namespace {value!r}: 1-128 characters of letters, digits and _.:@- "
             "starting with a letter or digit"
@@ -33,8 +50,9 @@ def namespace(value: Any) -> str:
 
 
 def memory_id(value: Any) -> str:
-    if not isinstance(value, str) or not _ID.match(value):
-        raise ValidationError(f"invalid memory id {value!r}")
+    if not isinstance(value, str) or not _ID.fullmatch(value):
+        raise ValidationError(f"invalid memory id {value!r}: 1-128 characters of letters, "
+                              "digits and _.:- starting with a letter or digit")
     return value
 
 
@@ -47,7 +65,10 @@ def content(value: Any, config: WriteConfig) -> str:
         raise InvalidContentError(
             f"content has {len(value)} characters, the limit is {config.max_content_chars}"
         )
-    return value
+    try:
+        return clean_text(value, "content")
+    except ValidationError as exc:
+        raise InvalidContentError(str(exc)) from None
 
 
 def importance(value: Any) -> float:
@@ -117,6 +138,9 @@ def metadata(value: Any, config: WriteConfig) -> dict[str, Any]:
     for key, item in value.items():
         if not isinstance(key, str):
             raise ValidationError("metadata keys must be strings")
+        clean_text(key, "a metadata key")
+        if isinstance(item, str):
+            clean_text(item, f"metadata value of {key!r}")
         if not isinstance(item, _SCALARS) or (isinstance(item, float) and not math.isfinite(item)):
             raise ValidationError(f"metadata value of {key!r} must be a string, number, "
                                   "boolean or null (metadata is flat)")
@@ -136,7 +160,10 @@ def timestamp(value: Any) -> datetime | None:
         raise ValidationError(f"invalid timestamp {value!r}")
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # e.g. 0001-01-01T00:30:00+01:00 is before year 1 in UTC
+        raise ValidationError(f"timestamp {value.isoformat()} is out of range in UTC") from None
 
 
 def optional_text(value: Any, name: str, limit: int = 256) -> str | None:
@@ -144,7 +171,7 @@ def optional_text(value: Any, name: str, limit: int = 256) -> str | None:
         return None
     if not isinstance(value, str) or len(value) > limit:
         raise ValidationError(f"{name} must be a string of at most {limit} characters")
-    return value
+    return clean_text(value, name)
 
 
 def bounded(value: Any, name: str, low: int, high: int) -> int:

@@ -1,0 +1,77 @@
+"""Hand-made bad inputs from the outside-in probe (issue 15), over real HTTP: each answers a
+4xx JSON error (never a 500 or 503), writes nothing, and the server keeps serving."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.api.test_rest import Server
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, str]]]:
+    with Server(tmp_path_factory.mktemp("abuse")) as server:
+        key = server.keys.create(["A"], "writer")[1]
+        yield server, {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+
+
+def _stored(server: Server) -> int:
+    return sum(len(p) for ns in server.mem.namespaces()
+               for p in server.mem.backend.iter_memories(ns, embeddings=False))
+
+
+BAD_BODIES: list[tuple[str, str, str]] = [
+    ("POST", "/v1/memories", '{"namespace":"A","content":"x","id":"abc\\n"}'),
+    ("POST", "/v1/memories", '{"namespace":"A\\n","content":"x"}'),
+    ("POST", "/v1/memories", '{"namespace":"A","content":"a\\u0000b"}'),
+    ("POST", "/v1/memories", '{"namespace":"A","content":"lone \\ud800"}'),
+    ("POST", "/v1/memories", '{"namespace":"A","content":"x","source":"\\udc00"}'),
+    ("POST", "/v1/memories", '{"namespace":"A","content":"x","metadata":{"\\ud800":1}}'),
+    ("POST", "/v1/memories", '{"namespace":"A","content":"x",'
+                             '"created_at":"0001-01-01T00:30:00+01:00"}'),
+    ("POST", "/v1/memories/batch", '{"namespace":"A","items":[{"content":"fine"},'
+                                   '{"content":"bad \\u0000"}]}'),
+    ("POST", "/v1/search", '{"namespace":"A","query":"q \\ud800"}'),
+    ("POST", "/v1/search", '{"namespace":"A","query":"q","filters":{"metadata":"x"}}'),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body"), BAD_BODIES)
+def test_bad_bodies_get_a_json_4xx_and_write_nothing(srv: tuple[Server, dict[str, str]],
+                                                     method: str, path: str, body: str) -> None:
+    server, headers = srv
+    before = _stored(server)
+    r = httpx.request(method, server.url + path, content=body.encode(), headers=headers)
+    assert 400 <= r.status_code < 500, (r.status_code, r.text)
+    assert r.json()["error"]["message"]
+    assert _stored(server) == before
+    assert httpx.get(f"{server.url}/readyz").status_code == 200
+
+
+def test_a_patch_with_a_lone_surrogate_changes_nothing(
+        srv: tuple[Server, dict[str, str]]) -> None:
+    server, headers = srv
+    r = httpx.post(f"{server.url}/v1/memories", headers=headers,
+                   json={"namespace": "A", "content": "original"})
+    mid = r.json()["id"]
+    for body in ('{"content":"new \\ud800"}', '{"source":"\\udfff"}', '{"content":"\\u0000"}'):
+        r = httpx.patch(f"{server.url}/v1/memories/{mid}?namespace=A", content=body.encode(),
+                        headers=headers)
+        assert r.status_code == 422, r.text
+    got: dict[str, Any] = httpx.get(f"{server.url}/v1/memories/{mid}?namespace=A",
+                                    headers=headers).json()
+    assert got["content"] == "original" and got["source"] is None
+
+
+@pytest.mark.parametrize("bad_id", ["abc%0A", "abc%00", "%0A"])
+def test_ids_in_paths_with_control_characters_are_refused(
+        srv: tuple[Server, dict[str, str]], bad_id: str) -> None:
+    server, headers = srv
+    r = httpx.get(f"{server.url}/v1/memories/{bad_id}?namespace=A", headers=headers)
+    assert r.status_code == 422, r.text
+    r = httpx.get(f"{server.url}/v1/memories/x?namespace=A%0A", headers=headers)
+    assert r.status_code in (403, 422), r.text
