@@ -314,12 +314,12 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
     def _options(body: s.SearchIn) -> dict[str, Any]:
         return {"limit": body.limit, "tiers": body.tiers, "min_similarity":
                 body.min_similarity, "strategy": body.strategy, "depth": body.depth,
-                "filters": body.filters}
+                "filters": body.filters, "include_archived": body.include_archived}
 
     @app.post("/v1/search", response_model=list[s.ResultOut], tags=["retrieval"])
     def search(body: s.SearchIn, who: Auth) -> Any:
         results = mem().retrieve(body.query, namespace=scope(who, body.namespace),
-                                 **_options(body))
+                                 record_access=body.record_access, **_options(body))
         out = [r.to_dict() for r in results]
         if not body.explain:
             for r in out:

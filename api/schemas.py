@@ -88,6 +88,12 @@ class SearchIn(_In):
     depth: int | None = None
     filters: dict[str, Any] | None = None
     explain: bool = Field(default=True, description="include score terms and paths")
+    include_archived: bool | None = Field(
+        default=None, description="also reach archived memories through the summaries that "
+        "stand for them (default: only with strategy comprehensive)")
+    record_access: bool = Field(
+        default=True, description="count the results as accessed (agents); false for a "
+        "read-only look that changes nothing")
 
 
 class EntriesIn(_In):
@@ -121,6 +127,8 @@ class MemoryOut(BaseModel):
     window_start: str | None = None
     window_count: int = 0
     last_predicted: float | None = None
+    stored_at: str | None = None
+    reinforced_at: str | None = None
 
 
 class RelationOut(BaseModel):

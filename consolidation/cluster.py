@@ -12,10 +12,16 @@ PCA_ABOVE = 3000
 PCA_DIMS = 32
 
 
-def hdbscan_labels(vectors: np.ndarray, min_cluster_size: int) -> np.ndarray:
-    """Cluster labels (-1 = noise). On unit vectors euclidean distance orders as cosine."""
+def hdbscan_labels(vectors: np.ndarray, min_cluster_size: int, min_samples: int = 2
+                   ) -> np.ndarray:
+    """Cluster labels (-1 = noise). On unit vectors euclidean distance orders as cosine.
+
+    ``allow_single_cluster`` stays off: with it HDBSCAN's excess-of-mass selection prefers the
+    root, and 48 memories on six clearly separate topics came back as one cluster (purity
+    0.14); without it they separate perfectly (ADR 0006). A namespace that really is about one
+    thing is caught by ``clusters``' coherent-whole fallback instead."""
     n = len(vectors)
-    if n < min_cluster_size:
+    if n < max(min_cluster_size, 2) + 1:
         return np.full(n, -1)
     from sklearn.cluster import HDBSCAN
 
@@ -24,10 +30,8 @@ def hdbscan_labels(vectors: np.ndarray, min_cluster_size: int) -> np.ndarray:
 
         vectors = PCA(n_components=PCA_DIMS, random_state=0).fit_transform(vectors)
 
-    # allow_single_cluster: old memories that are all about one thing form one cluster
-    model = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=1, metric="euclidean",
-                    allow_single_cluster=True,
-                    copy=True)
+    model = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min(min_samples, n - 1),
+                    metric="euclidean", allow_single_cluster=False, copy=True)
     return np.asarray(model.fit_predict(np.asarray(vectors, dtype=np.float64)))
 
 
@@ -54,12 +58,32 @@ def coherence(vectors: np.ndarray) -> float:
 
 
 def clusters(vectors: np.ndarray, times: list[datetime], *, min_cluster_size: int,
-             window: timedelta) -> list[list[int]]:
-    """Temporal clusters: HDBSCAN groups, each split by the time window; parts smaller than
-    two members are left out (they stay as they are)."""
-    labels = hdbscan_labels(vectors, min_cluster_size)
+             window: timedelta, min_samples: int = 2, whole_coherence: float = 0.7
+             ) -> list[list[int]]:
+    """Temporal clusters: HDBSCAN's topical groups, each split by the time window; parts
+    smaller than ``min_cluster_size`` are left out (they stay as they are). When HDBSCAN finds
+    no structure but the candidates are coherent as a whole (mean cosine >= ``whole_coherence``)
+    they form one group."""
+    labels = hdbscan_labels(vectors, min_cluster_size, min_samples)
+    groups = [[int(i) for i in np.flatnonzero(labels == label)]
+              for label in sorted(set(labels.tolist()) - {-1})]
+    if not groups and len(vectors) >= min_cluster_size and \
+            coherence(vectors) >= whole_coherence:
+        groups = [list(range(len(vectors)))]
     out: list[list[int]] = []
-    for label in sorted(set(labels.tolist()) - {-1}):
-        members = [int(i) for i in np.flatnonzero(labels == label)]
-        out.extend(part for part in split_by_window(members, times, window) if len(part) >= 2)
+    for members in groups:
+        out.extend(part for part in split_by_window(members, times, window)
+                   if len(part) >= min_cluster_size)
     return out
+
+
+def purity(labels: list[str], groups: list[list[int]]) -> float:
+    """Share of clustered items whose cluster's majority label is their own (1.0 = every
+    cluster holds one topic). Items left out of every group do not count."""
+    from collections import Counter
+
+    clustered = sum(len(g) for g in groups)
+    if not clustered:
+        return 1.0
+    agree = sum(Counter(labels[i] for i in g).most_common(1)[0][1] for g in groups)
+    return agree / clustered

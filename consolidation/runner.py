@@ -12,18 +12,20 @@ import logging
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from graphmem.consolidation import cluster as clustering
+from graphmem.consolidation import policy
 from graphmem.consolidation.summarise import KeyPhrases, summarise
 
 from graphmem.errors import ConflictError, NotFoundError, ValidationError
 from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status, Tier
 from graphmem.store.base import WriteBatch
-from graphmem.text import content_hash, preview
+from graphmem.text import content_hash, is_chit_chat, preview
 from graphmem.tiers import tier_for_importance
 
 if TYPE_CHECKING:
@@ -72,17 +74,22 @@ class _Plan:
 
 
 class Consolidator:
-    def __init__(self, mem: GraphMemory) -> None:
+    def __init__(self, mem: GraphMemory,
+                 progress: Callable[[int], None] | None = None) -> None:
         self.mem = mem
         self.store = mem.backend
         self.config = mem.config.consolidation
+        #: called with the number of candidates each planned cluster took (progress bars)
+        self.progress = progress
 
     # -- entry points ------------------------------------------------------------------------
     def run(self, namespace: str | None = None, *, dry_run: bool = False) -> ConsolidationRun:
         now = self.mem.clock()
         run_id = f"run-{now.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
-        if dry_run:
-            return ConsolidationRun(self._new_run(run_id, namespace, now, dry_run=True)[0])
+        if dry_run:  # saved, so the report can be opened later; it changes nothing else
+            data = self._new_run(run_id, namespace, now, dry_run=True)[0]
+            self.store.save_run(data)
+            return ConsolidationRun(data)
         with self._lease(run_id, now):
             unfinished = [r for r in self.store.list_runs()
                           if r["status"] == "running" and r.get("namespace") == namespace]
@@ -153,8 +160,9 @@ class Consolidator:
         wanted = set(self.config.tiers) if self.config.tiers else None
         out: list[_Candidate] = []
         for page in self.store.iter_memories(ns, page=1000, statuses=[Status.ACTIVE]):
+            # age since stored here: an imported 2023 conversation is not old on import day
             old = [m for m in page if m.kind is Kind.MEMORY and not m.pinned
-                   and m.created_at <= cutoff and m.embedding is not None
+                   and m.stored_at <= cutoff and m.embedding is not None
                    and (wanted is None or m.tier in wanted)]
             summarised = {e.target_id for e in self.store.edges_of(
                 ns, [m.id for m in old], [RelationType.SUMMARIZES])}
@@ -176,53 +184,51 @@ class Consolidator:
         vectors = np.stack([c.vector for c in cands])
         groups = clustering.clusters(vectors, [c.created_at for c in cands],
                                      min_cluster_size=cfg.min_cluster_size,
-                                     window=timedelta(days=cfg.window_days))
+                                     min_samples=cfg.min_samples,
+                                     window=timedelta(days=cfg.window_days),
+                                     whole_coherence=cfg.coherence)
         phrases = KeyPhrases([c.content for c in cands])
+        analyzer = self.mem.analyzer
         for n, idx in enumerate(groups):
             members = [cands[i] for i in idx]
             vecs = vectors[idx]
-            coh = clustering.coherence(vecs)
-            top = max(m.importance for m in members)
+            chat = [is_chit_chat(analyzer, m.content) for m in members]
+            decision = policy.decide(
+                [policy.Member(m.id, m.importance, m.created_at, c)
+                 for m, c in zip(members, chat, strict=True)],
+                vecs, clustering.coherence(vecs), cfg)
             key = f"{ns}/{n}"
             entry: dict[str, Any] = {
-                "key": key, "namespace": ns, "size": len(members), "coherence": round(coh, 4),
+                "key": key, "namespace": ns, "size": len(members),
+                "coherence": round(decision.coherence, 4),
                 "members": [m.id for m in members],
                 "previews": [preview(m.content, 80) for m in members],
                 "span": [min(m.created_at for m in members).isoformat(),
                          max(m.created_at for m in members).isoformat()],
                 "ages_days": [round((now - m.created_at).total_seconds() / 86400, 2)
                               for m in members],
-                "keep": [m.id for m in members], "archive": [], "summary": None,
+                "policy": decision.policy, "reason": decision.reason,
+                "keep": decision.keep, "archive": decision.archive, "summary": None,
+                "detail": [{"id": m.id, "preview": preview(m.content, 120),
+                            "tier": m.tier.value, "importance": round(m.importance, 4),
+                            "created_at": m.created_at.isoformat(),
+                            "centrality": decision.centrality[m.id],
+                            "chit_chat": c, "action": decision.why[m.id][0],
+                            "why": decision.why[m.id][1]}
+                           for m, c in zip(members, chat, strict=True)],
             }
-            if top >= cfg.high_importance:
-                entry.update(policy="keep_all", reason=f"a member has importance {top:.2f} "
-                             f">= {cfg.high_importance}")
-            else:
-                if coh >= cfg.coherence:
-                    centroid = vecs.mean(axis=0)
-                    ranked = sorted(range(len(members)), key=lambda i: -float(
-                        vecs[i] @ centroid))
-                    keep = [members[i].id for i in ranked[: cfg.representatives]]
-                    entry.update(policy="compressed", reason=f"coherent (mean cosine "
-                                 f"{coh:.2f} >= {cfg.coherence}): summary + "
-                                 f"{len(keep)} representatives")
-                else:
-                    ranked = sorted(range(len(members)),
-                                    key=lambda i: (-members[i].importance, members[i].id))
-                    keep = [members[i].id for i in ranked[: cfg.sparse_keep]]
-                    entry.update(policy="sparse", reason=f"loose (mean cosine {coh:.2f} < "
-                                 f"{cfg.coherence}): top {len(keep)} by importance kept")
-                archive = [m.id for m in members if m.id not in keep]
-                entry["keep"], entry["archive"] = keep, archive
-                if archive:
-                    text = summarise([m.content for m in members], vecs, phrases, cfg)
-                    sid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{run_id}/{key}"))
-                    entry["summary"] = {"id": sid, "content": text, "importance": round(top, 6)}
-                    for m in members:
-                        if m.id in archive:
-                            plan.archived_tiers[m.tier.value] += 1
-                    plan.vectors[sid] = self.mem.embedder.embed([text])[0]
+            if decision.archive:
+                text = summarise([m.content for m in members], vecs, phrases, cfg, chat)
+                sid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{run_id}/{key}"))
+                top = max(m.importance for m in members)
+                entry["summary"] = {"id": sid, "content": text, "importance": round(top, 6)}
+                for m in members:
+                    if m.id in decision.archive:
+                        plan.archived_tiers[m.tier.value] += 1
+                plan.vectors[sid] = self.mem.embedder.embed([text])[0]
             plan.clusters.append(entry)
+            if self.progress is not None:
+                self.progress(len(members))
 
     def _retrieval_check(self, plan: _Plan) -> dict[str, Any]:
         """Queries built from soon-archived members: is each still reached in the top 10

@@ -12,23 +12,26 @@ import numpy as np
 
 from graphmem.config import ConsolidationConfig
 from graphmem.errors import ConfigError
-from graphmem.text import normalise_content
+from graphmem.text import CHIT_CHAT_WORDS, STOP_WORDS, normalise_content, strip_speaker
 
 log = logging.getLogger(__name__)
 
 
 class KeyPhrases:
     """TF-IDF over all of a run's candidates, fitted once; ``top(texts, n)`` gives the terms
-    (1-2 words) that most distinguish a cluster from that background."""
+    (1-2 words) that most distinguish a cluster from that background. Stop words are the
+    retrieval analyser's list plus chit-chat words (one list, ``graphmem.text``); speaker
+    labels do not count."""
 
     def __init__(self, background: Sequence[str]) -> None:
         from sklearn.feature_extraction.text import TfidfVectorizer
 
-        self.vectorizer: Any = TfidfVectorizer(stop_words="english", ngram_range=(1, 2),
-                                               min_df=1,
+        stop = sorted(STOP_WORDS | CHIT_CHAT_WORDS)
+        self.vectorizer: Any = TfidfVectorizer(stop_words=stop, ngram_range=(1, 2), min_df=1,
+                                               sublinear_tf=True,
                                                token_pattern=r"(?u)\b[^\W\d_][^\W_]+\b")
         try:
-            self.vectorizer.fit(list(background))
+            self.vectorizer.fit([strip_speaker(t) for t in background])
             self.terms = self.vectorizer.get_feature_names_out()
         except ValueError:  # nothing but stop words
             self.vectorizer = None
@@ -36,31 +39,64 @@ class KeyPhrases:
     def top(self, texts: Sequence[str], n: int) -> list[str]:
         if n <= 0 or not texts or self.vectorizer is None:
             return []
-        weights = np.asarray(self.vectorizer.transform([" ".join(texts)]).todense()).ravel()
-        return [str(self.terms[i]) for i in np.argsort(-weights, kind="stable")[:n]
-                if weights[i] > 0]
+        joined = " ".join(strip_speaker(t) for t in texts)
+        weights = np.asarray(self.vectorizer.transform([joined]).todense()).ravel()
+        out: list[str] = []
+        for i in np.argsort(-weights, kind="stable"):
+            if weights[i] <= 0 or len(out) >= n:
+                break
+            term = str(self.terms[i])
+            # a bigram whose words are already listed, or a word inside a listed bigram, adds
+            # nothing: "oat milk" and "oat" and "milk" read as one phrase
+            if any(term in o.split() or o in term.split() for o in out):
+                continue
+            out.append(term)
+        return out
+
+
+def pick_sentences(texts: Sequence[str], vectors: np.ndarray, chit_chat: Sequence[bool],
+                   budget: int, diversity: float = 0.3) -> list[int]:
+    """Members for an extractive summary: maximal marginal relevance - centrality (cosine to
+    the centroid) minus ``diversity`` x the highest similarity to a member already picked -
+    so the summary covers the cluster instead of repeating its centre. Chit-chat only when
+    nothing else is left; stops at ``budget`` characters."""
+    centroid = vectors.mean(axis=0)
+    cent = vectors @ centroid
+    sims = vectors @ vectors.T
+    left = [i for i in range(len(texts)) if not chit_chat[i]] or list(range(len(texts)))
+    chosen: list[int] = []
+    used, seen = 0, set()
+    while left:
+        def gain(i: int) -> float:
+            overlap = max((float(sims[i, j]) for j in chosen), default=0.0)
+            return float(cent[i]) - diversity * overlap
+
+        best = max(left, key=lambda i: (gain(i), -i))
+        left.remove(best)
+        key = normalise_content(texts[best]).lower()[:60]
+        if key in seen:
+            continue
+        if chosen and used + len(texts[best]) + 1 > budget:
+            continue
+        seen.add(key)
+        chosen.append(best)
+        used += len(texts[best]) + 1
+    return chosen
 
 
 def extractive(texts: Sequence[str], vectors: np.ndarray, phrases: KeyPhrases,
-               config: ConsolidationConfig) -> str:
-    """Key phrases, then the members nearest the centroid (distinct ones), within a bound."""
-    centroid = vectors.mean(axis=0)
-    order = np.argsort(-(vectors @ centroid), kind="stable")
-    top = phrases.top(texts, config.key_phrases)
-    head = f"{len(texts)} related memories"
-    head += f" about {', '.join(top)}." if top else "."
-    parts, seen = [head], set()
-    for i in order:
-        sentence = normalise_content(texts[int(i)])
-        key = sentence.lower()[:60]
-        if key in seen:
-            continue
-        seen.add(key)
-        if sum(len(p) + 1 for p in parts) + len(sentence) > config.max_summary_chars:
-            break
-        parts.append(sentence)
-    text = " ".join(parts)
-    return text[: config.max_summary_chars]
+               config: ConsolidationConfig, chit_chat: Sequence[bool] | None = None) -> str:
+    """"N memories about <key phrases>:" then representative members (maximal marginal
+    relevance), within ``max_summary_chars``. Deterministic."""
+    flags = list(chit_chat) if chit_chat is not None else [False] * len(texts)
+    informative = [t for t, c in zip(texts, flags, strict=True) if not c] or list(texts)
+    top = phrases.top(informative, config.key_phrases)
+    head = f"{len(texts)} memories"
+    head += f" about {', '.join(top)}:" if top else ":"
+    budget = config.max_summary_chars - len(head) - 1
+    order = pick_sentences(texts, vectors, flags, budget)
+    body = " ".join(normalise_content(texts[i]) for i in order)
+    return f"{head} {body}"[: config.max_summary_chars]
 
 
 def openai_summary(texts: Sequence[str], config: ConsolidationConfig) -> str:
@@ -83,7 +119,7 @@ def openai_summary(texts: Sequence[str], config: ConsolidationConfig) -> str:
 
 
 def summarise(texts: Sequence[str], vectors: np.ndarray, phrases: KeyPhrases,
-              config: ConsolidationConfig) -> str:
+              config: ConsolidationConfig, chit_chat: Sequence[bool] | None = None) -> str:
     if config.summariser == "openai":
         return openai_summary(texts, config)
-    return extractive(texts, vectors, phrases, config)
+    return extractive(texts, vectors, phrases, config, chit_chat)

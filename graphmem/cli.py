@@ -108,13 +108,20 @@ def store(data: Path, namespace: str, as_json: bool, content: str, importance: f
               type=click.Choice(["fast", "medium", "slow", "glacial"]))
 @click.option("--min-similarity", type=float, default=None)
 @click.option("--index", "index_only", is_flag=True, help="compact previews only")
+@click.option("--archived", "include_archived", is_flag=True, default=None,
+              help="also reach archived memories through their summaries")
+@click.option("--record-access", is_flag=True,
+              help="count the results as accessed, as an agent's search does (by default an "
+                   "operator's search is read-only and changes nothing)")
 @handles_errors
 def search(data: Path, namespace: str, as_json: bool, query: str, limit: int,
            depth: int | None, strategy: str | None, tiers: tuple[str, ...],
-           min_similarity: float | None, index_only: bool) -> None:
+           min_similarity: float | None, index_only: bool, include_archived: bool | None,
+           record_access: bool) -> None:
     """Retrieve memories for a query (full pipeline), with score terms and paths."""
     opts: dict[str, Any] = {"limit": limit, "depth": depth, "strategy": strategy,
-                            "tiers": list(tiers) or None, "min_similarity": min_similarity}
+                            "tiers": list(tiers) or None, "min_similarity": min_similarity,
+                            "include_archived": include_archived or None}
     with GraphMemory.open(data) as mem:
         if index_only:
             entries = mem.search_index(query, namespace=namespace, **opts)
@@ -124,7 +131,7 @@ def search(data: Path, namespace: str, as_json: bool, query: str, limit: int,
                 click.echo(f"{e.score:7.3f}  {e.id}  [{e.tier.value}] ~{e.token_estimate} tok  "
                            f"{e.preview}")
             return
-        results = mem.retrieve(query, namespace=namespace, **opts)
+        results = mem.retrieve(query, namespace=namespace, record_access=record_access, **opts)
     if as_json:
         _echo_json([r.to_dict() for r in results])
         return
@@ -541,6 +548,31 @@ def bench_locomo(folder: Path, convs: str | None, ks: str, out: Path | None) -> 
     try:
         result = run_locomo(folder, convs=convs.split(",") if convs else None, ks=cutoffs,
                             progress=lambda msg: click.echo(msg, err=True))
+    except (ValueError, FileNotFoundError) as exc:
+        _fail(str(exc))
+    click.echo(table(result))
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n")
+        click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("lifecycle")
+@click.option("--data", "folder", required=True,
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="a folder of LoCoMo-format conversation files (*.json)")
+@click.option("--convs", default=None, help="comma-separated conversations, e.g. 26,30")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@handles_errors
+def bench_lifecycle(folder: Path, convs: str | None, out: Path | None) -> None:
+    """Months of simulated use: sessions in date order, recall per turn, maintenance and
+    consolidation on serve's cadence, then every question (static / strict / lineage R@10,
+    active share, ledger)."""
+    from graphmem.bench.lifecycle import run_lifecycle, table
+
+    try:
+        result = run_lifecycle(folder, convs=convs.split(",") if convs else None,
+                               progress=lambda msg: click.echo(msg, err=True))
     except (ValueError, FileNotFoundError) as exc:
         _fail(str(exc))
     click.echo(table(result))

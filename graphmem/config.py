@@ -18,6 +18,9 @@ class TierConfig(_Frozen):
     retention_multiplier: float = Field(default=2.0, gt=0)
     capacity: int = Field(gt=0)
     entry_importance: float = Field(ge=0, le=1)
+    #: demote when the decayed importance falls below this; None = the next slower tier's
+    #: entry importance (a memory stays while it would still be admitted here or above)
+    floor_importance: float | None = Field(default=None, ge=0, le=1)
 
     @property
     def retention_hours(self) -> float:
@@ -35,6 +38,15 @@ class TiersConfig(_Frozen):
     def of(self, tier: Tier) -> TierConfig:
         cfg: TierConfig = getattr(self, tier.value)
         return cfg
+
+    def floor(self, tier: Tier) -> float:
+        """The decayed importance below which a memory leaves ``tier`` (ADR 0006)."""
+        own = self.of(tier).floor_importance
+        if own is not None:
+            return own
+        order = list(Tier)
+        i = order.index(tier)
+        return self.of(order[i + 1]).entry_importance if i + 1 < len(order) else 0.0
 
 
 class DynamicsConfig(_Frozen):
@@ -169,6 +181,8 @@ class ConsolidationConfig(_Frozen):
     age_days: float = Field(default=30, ge=0)
     tiers: tuple[Tier, ...] | None = None  # None: every tier
     min_cluster_size: int = Field(default=3, ge=2)
+    #: HDBSCAN's density smoothing (ADR 0006: 1-2 give purity 1.0 on the labelled topic set)
+    min_samples: int = Field(default=2, ge=1)
     window_days: float = Field(default=7, gt=0)
     high_importance: float = Field(default=0.8, ge=0, le=1)
     coherence: float = Field(default=0.7, ge=-1, le=1)

@@ -5,6 +5,7 @@ facade apply what these functions decide.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -67,39 +68,57 @@ def promote(m: Memory, target: Tier, now: datetime, tiers: TiersConfig) -> None:
     m.tier = target
     m.base_importance = max(m.base_importance, tiers.of(target).entry_importance)
     m.importance = m.base_importance
-    m.last_accessed_at = now
+    m.last_accessed_at = m.reinforced_at = now
     m.last_promoted_at = now
     m.window_start, m.window_count = None, 0
+
+
+def stale_hours(m: Memory, now: datetime) -> float:
+    """Hours without an access; a memory is never older than its storage here (imported or
+    backdated memories start their lifecycle clocks when stored, ADR 0006)."""
+    return age_hours(max(m.last_accessed_at, m.stored_at), now)
 
 
 def settle(m: Memory, now: datetime, tiers: TiersConfig) -> list[tuple[Tier, Tier, str]]:
     """Demote step by step while the memory is stale (not accessed within its tier's
     retention) or its decayed importance is below the tier's floor. Pinned memories stay.
-    Returns the steps (from, to, reason); a fixed point: settling again changes nothing."""
+
+    A demotion never raises the ranking prior: the decay restarts in the slower tier from the
+    value the memory had decayed to (``base_importance`` := that value, ``reinforced_at`` :=
+    now), so the importance goes on falling, only more slowly. Returns the steps (from, to,
+    reason); a fixed point: settling again changes nothing."""
     steps: list[tuple[Tier, Tier, str]] = []
     if m.pinned or m.status is not Status.ACTIVE:
         return steps
-    age = age_hours(m.last_accessed_at, now)
+    stale = stale_hours(m, now)
     while (target := slower(m.tier)) is not None:
         cfg = tiers.of(m.tier)
-        value = decayed_importance(m.base_importance, m.tier, age, tiers)
-        if age > cfg.retention_hours:
-            reason = f"not accessed for {age:.1f} h (retention {cfg.retention_hours:g} h)"
-        elif value < cfg.entry_importance:
-            reason = f"importance {value:.3f} below the {m.tier.value} floor " \
-                     f"{cfg.entry_importance:g}"
+        value = decayed_importance(m.base_importance, m.tier,
+                                   age_hours(m.reinforced_at, now), tiers)
+        floor = tiers.floor(m.tier)
+        if stale > cfg.retention_hours:
+            reason = f"not accessed for {stale:.1f} h (retention {cfg.retention_hours:g} h)"
+        elif value < floor:
+            reason = f"importance {value:.3f} below the {m.tier.value} floor {floor:g}"
         else:
             break
         steps.append((m.tier, target, reason))
         m.tier = target
+        if m.reinforced_at < now:  # rebase: continuous, never rising
+            m.base_importance = m.importance = round(value, 6)
+            m.reinforced_at = now
     return steps
 
 
+DEMOTION_FIELDS = ("tier", "base_importance", "importance", "reinforced_at")
+
+
 def expiry(m: Memory, now: datetime, tiers: TiersConfig) -> str | None:
-    """A reason when a glacial memory outlived its retention (TTL); pinned never expire."""
+    """A reason when a glacial memory outlived its retention (TTL); pinned never expire.
+    Maintenance expires only memories a summary stands for (ADR 0006)."""
     if m.pinned or m.status is not Status.ACTIVE or m.tier is not Tier.GLACIAL:
         return None
-    age = age_hours(m.last_accessed_at, now)
+    age = stale_hours(m, now)
     ttl = tiers.of(Tier.GLACIAL).retention_hours
     return f"not accessed for {age / 24:.1f} days (TTL {ttl / 24:g} days)" if age > ttl else None
 
@@ -115,11 +134,13 @@ class Candidate:
     success_rate: float
 
 
-def candidate(m: Memory, now: datetime, tiers: TiersConfig) -> Candidate:
+def candidate(m: Memory, now: datetime, tiers: TiersConfig, covered: bool = True
+              ) -> Candidate:
+    """``covered``: a summary stands for the memory, so it may leave the active set."""
     tries = m.success_count + m.failure_count
-    return Candidate(m.id, m.pinned,
+    return Candidate(m.id, m.pinned or not covered,
                      decayed_importance(m.base_importance, m.tier,
-                                        age_hours(m.last_accessed_at, now), tiers),
+                                        age_hours(m.reinforced_at, now), tiers),
                      m.last_accessed_at, m.success_count / tries if tries else 0.5)
 
 
@@ -136,7 +157,7 @@ def evictions(members: Sequence[Candidate], capacity: int) -> list[str]:
 
 
 PROMOTION_FIELDS = ("tier", "base_importance", "importance", "last_accessed_at",
-                    "last_promoted_at", "window_start", "window_count")
+                    "reinforced_at", "last_promoted_at", "window_start", "window_count")
 
 
 def apply_promotion(m: Memory, now: datetime, cfg: DynamicsConfig,
@@ -152,17 +173,20 @@ def apply_promotion(m: Memory, now: datetime, cfg: DynamicsConfig,
 
 
 def record_access(m: Memory, now: datetime, cfg: DynamicsConfig, tiers: TiersConfig,
-                  predicted: float | None = None
+                  predicted: float | None = None, *, reinforce: bool = False
                   ) -> tuple[dict[str, object], Transition | None]:
-    """One access of ``m`` (retrieval or a full read): count, decay age, window, the
-    predicted relevance when known, and a promotion when the access rule says so. Returns the
-    fields to patch and the transition to record."""
+    """One access of ``m``: count, last access, window, the predicted relevance when known,
+    and a promotion when the access rule says so. ``reinforce`` (a full read, ``entries``:
+    the memory was used) also restarts its decay age; a retrieval that only shows it does not.
+    Returns the fields to patch and the transition to record."""
     m.access_count += 1
     m.last_accessed_at = now
     m.window_start, m.window_count = register_access(m, now, tiers)
     fields: dict[str, object] = {"access_count": m.access_count, "last_accessed_at": now,
                                  "window_start": m.window_start,
                                  "window_count": m.window_count}
+    if reinforce:  # used: the decay restarts from the base importance
+        m.reinforced_at = fields["reinforced_at"] = now
     if predicted is not None:
         m.last_predicted = fields["last_predicted"] = round(max(0.0, min(1.0, predicted)), 6)
     promoted = apply_promotion(m, now, cfg, tiers)
@@ -170,3 +194,25 @@ def record_access(m: Memory, now: datetime, cfg: DynamicsConfig, tiers: TiersCon
         return fields, None
     fields.update(promoted[0])
     return fields, promoted[1]
+
+
+def next_change(m: Memory, tiers: TiersConfig) -> datetime | None:
+    """The earliest time at which the passing of time alone (no access, feedback or write)
+    would make maintenance move ``m``: it becomes stale in its tier, its decayed importance
+    crosses the tier's floor, or (glacial) its TTL runs out. None when time alone never moves
+    it (pinned, not active, or glacial and expiring is not due). Between now and that time a
+    maintenance run changes nothing but the persisted importance cache, so a simulation may
+    skip those runs (``graphmem bench lifecycle``)."""
+    if m.pinned or m.status is not Status.ACTIVE:
+        return None
+    cfg = tiers.of(m.tier)
+    stale_at = max(m.last_accessed_at, m.stored_at) + timedelta(hours=cfg.retention_hours)
+    if slower(m.tier) is None:
+        return stale_at  # glacial: the TTL (expiry, or a hand-over to consolidation)
+    floor = tiers.floor(m.tier)
+    if floor <= 0:
+        return stale_at
+    if m.base_importance <= floor:
+        return m.reinforced_at
+    hours = cfg.half_life_hours * math.log2(m.base_importance / floor)
+    return min(stale_at, m.reinforced_at + timedelta(hours=hours))

@@ -14,7 +14,7 @@ from typing import Any
 
 from graphmem import dynamics
 from graphmem.config import GraphMemConfig
-from graphmem.models import Status, Tier, Transition, TransitionKind
+from graphmem.models import RelationType, Status, Tier, Transition, TransitionKind
 from graphmem.store.base import MemoryStore, WriteBatch
 from graphmem.tiers import current_importance
 
@@ -29,6 +29,9 @@ class MaintenanceReport:
     scanned: int = 0
     importance_updates: int = 0
     transitions: list[Transition] = field(default_factory=list)
+    #: memories due to expire or be evicted that no summary covers yet: they stay active
+    #: until consolidation stands a summary for them (ADR 0006)
+    awaiting_consolidation: int = 0
 
     def counts(self) -> dict[str, int]:
         c = Counter(t.kind.value for t in self.transitions)
@@ -43,6 +46,7 @@ class MaintenanceReport:
         return {"at": self.at.isoformat(), "dry_run": self.dry_run,
                 "namespaces": self.namespaces, "scanned": self.scanned,
                 "importance_updates": self.importance_updates, "counts": self.counts(),
+                "awaiting_consolidation": self.awaiting_consolidation,
                 "transitions": [t.to_dict() for t in self.transitions]}
 
 
@@ -63,6 +67,12 @@ class Maintainer:
                  report.scanned, report.counts())
         return report
 
+    def _covered(self, ns: str, ids: list[str]) -> set[str]:
+        """The ids among ``ids`` that a summary stands for (a SUMMARIZES edge into them)."""
+        wanted = set(ids)
+        return {e.target_id for e in self.store.edges_of(ns, ids, [RelationType.SUMMARIZES])
+                if e.target_id in wanted}
+
     def _namespace(self, ns: str, now: datetime, dry_run: bool,
                    report: MaintenanceReport) -> None:
         tiers, dyn = self.config.tiers, self.config.dynamics
@@ -70,6 +80,7 @@ class Maintainer:
         for page in self.store.iter_memories(ns, page=dyn.maintenance_batch, embeddings=False,
                                              statuses=[Status.ACTIVE]):
             batch = WriteBatch(ns)
+            covered = self._covered(ns, [m.id for m in page])
             for m in page:
                 report.scanned += 1
                 fields: dict[str, Any] = {}
@@ -81,12 +92,16 @@ class Maintainer:
                     for source, target, reason in dynamics.settle(m, now, tiers):
                         batch.transitions.append(Transition(
                             m.id, TransitionKind.DEMOTION, source, target, reason, now))
-                        fields["tier"] = target
+                        fields.update({f: getattr(m, f) for f in dynamics.DEMOTION_FIELDS})
                     if (why := dynamics.expiry(m, now, tiers)) is not None:
-                        batch.transitions.append(Transition(
-                            m.id, TransitionKind.EXPIRY, m.tier, m.tier, why, now,
-                            Status.ACTIVE, Status.EXPIRED))
-                        m.status = fields["status"] = Status.EXPIRED
+                        if m.id in covered:
+                            batch.transitions.append(Transition(
+                                m.id, TransitionKind.EXPIRY, m.tier, m.tier,
+                                f"{why}; its summary stands for it", now,
+                                Status.ACTIVE, Status.EXPIRED))
+                            m.status = fields["status"] = Status.EXPIRED
+                        else:  # nothing leaves without a trace: consolidation first
+                            report.awaiting_consolidation += 1
                 value = round(current_importance(m, now, tiers), 6)
                 if abs(value - m.importance) > dyn.importance_epsilon:
                     m.importance = fields["importance"] = value
@@ -94,20 +109,23 @@ class Maintainer:
                 if fields:
                     batch.patches.append((m.id, fields))
                 if m.status is Status.ACTIVE:
-                    members[m.tier].append(dynamics.candidate(m, now, tiers))
+                    members[m.tier].append(dynamics.candidate(m, now, tiers,
+                                                              m.id in covered))
             report.transitions.extend(batch.transitions)
             if batch and not dry_run:
                 self.store.apply(batch)
         for tier, group in members.items():
             capacity = tiers.of(tier).capacity
             victims = dynamics.evictions(group, capacity)
+            report.awaiting_consolidation += max(0, len(group) - capacity - len(victims))
             for start in range(0, len(victims), dyn.maintenance_batch):
                 batch = WriteBatch(ns)
                 for id_ in victims[start:start + dyn.maintenance_batch]:
                     batch.patches.append((id_, {"status": Status.ARCHIVED}))
                     batch.transitions.append(Transition(
                         id_, TransitionKind.EVICTION, tier, tier,
-                        f"{tier.value} over capacity ({len(group)} > {capacity})", now,
+                        f"{tier.value} over capacity ({len(group)} > {capacity}); its "
+                        "summary stands for it", now,
                         Status.ACTIVE, Status.ARCHIVED))
                 report.transitions.extend(batch.transitions)
                 if not dry_run:

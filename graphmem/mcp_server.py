@@ -66,11 +66,15 @@ def build_server(memory: GraphMemory | Callable[[], GraphMemory],
                          session_id=session_id, source=source, metadata=metadata).to_dict()
 
     @tool
-    def recall(query: str, namespace: str, limit: int = 5, depth: int | None = None
+    def recall(query: str, namespace: str, limit: int = 5, depth: int | None = None,
+               include_archived: bool | None = None, record_access: bool = True
                ) -> list[dict[str, Any]]:
-        """Full retrieval: memories with score, score terms, path and disputed flag."""
+        """Full retrieval: memories with score, score terms, path and disputed flag.
+        ``include_archived`` reaches archived memories through their summaries;
+        ``record_access=False`` looks without counting an access."""
         return [r.to_dict() for r in get().retrieve(query, namespace=ns(namespace), limit=limit,
-                                                  depth=depth)]
+                                                  depth=depth, include_archived=include_archived,
+                                                  record_access=record_access)]
 
     @tool
     def recall_index(query: str, namespace: str, limit: int = 10) -> list[dict[str, Any]]:

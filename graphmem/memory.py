@@ -212,10 +212,12 @@ class GraphMemory:
             m.surprise_score = dynamics.surprise(m.surprise_score, actual, predicted,
                                                  dyn.surprise_alpha)
             fields: dict[str, Any] = {"surprise_score": m.surprise_score, "updated_at": now}
+            if outcome == "success" or useful is True:  # used: the decay age restarts
+                m.last_accessed_at = m.reinforced_at = now
+                fields.update(last_accessed_at=now, reinforced_at=now)
             if outcome == "success":
                 m.success_count += 1
-                m.last_accessed_at = now  # success reinforces: the decay age restarts
-                fields.update(success_count=m.success_count, last_accessed_at=now)
+                fields["success_count"] = m.success_count
             elif outcome == "failure":
                 m.failure_count += 1
                 fields["failure_count"] = m.failure_count
@@ -254,9 +256,10 @@ class GraphMemory:
             now = self.clock()
             t = Transition(id, TransitionKind.RESTORE, m.tier, m.tier,
                            f"restored from {m.status.value}", now, m.status, Status.ACTIVE)
-            m.status, m.last_accessed_at = Status.ACTIVE, now
+            m.status, m.last_accessed_at, m.reinforced_at = Status.ACTIVE, now, now
             self.backend.apply(WriteBatch(ns, patches=[(id, {
-                "status": Status.ACTIVE, "last_accessed_at": now, "updated_at": now})],
+                "status": Status.ACTIVE, "last_accessed_at": now, "reinforced_at": now,
+                "updated_at": now})],
                 transitions=[t]))
             return m
 
@@ -349,7 +352,7 @@ class GraphMemory:
             now, batch = self.clock(), WriteBatch(ns)
             for m in found.values():
                 fields, transition = dynamics.record_access(
-                    m, now, self.config.dynamics, self.config.tiers)
+                    m, now, self.config.dynamics, self.config.tiers, reinforce=True)
                 batch.patches.append((m.id, fields))
                 if transition is not None:
                     batch.transitions.append(transition)
@@ -360,16 +363,26 @@ class GraphMemory:
                  tiers: Collection[Tier | str] | None = None,
                  min_similarity: float | None = None, strategy: str | None = None,
                  depth: int | None = None,
-                 filters: Mapping[str, Any] | None = None) -> list[RetrievalResult]:
-        """The full pipeline: seeds, walk, rerank (see ``graphmem.retrieval``)."""
+                 filters: Mapping[str, Any] | None = None,
+                 include_archived: bool | None = None,
+                 record_access: bool = True) -> list[RetrievalResult]:
+        """The full pipeline: seeds, walk, rerank (see ``graphmem.retrieval``).
+
+        ``include_archived`` (default: only with ``strategy="comprehensive"``) also reaches
+        archived memories through the summaries that stand for them (path ``summary
+        -[SUMMARIZES]-> member``). ``record_access`` counts the results as accessed (agents);
+        operators' reads pass False and change nothing."""
         q = self._retriever.query(query, namespace, limit=limit, tiers=tiers,
                                   min_similarity=min_similarity, strategy=strategy,
-                                  depth=depth, filters=filters)
-        return self._retriever.retrieve(q)
+                                  depth=depth, filters=filters,
+                                  include_archived=include_archived)
+        return self._retriever.retrieve(q, touch=record_access)
 
     def search_index(self, query: str, *, namespace: str, limit: int = 10,
                      **options: Any) -> list[IndexEntry]:
-        """Compact previews (id, ~80 characters, tier, score, token estimate); no bookkeeping."""
+        """Compact previews (id, ~80 characters, tier, score, token estimate); no bookkeeping
+        (the full read, ``entries``, is the access)."""
+        options.pop("record_access", None)
         q = self._retriever.query(query, namespace, limit=limit, **options)
         chars = self.config.retrieval.preview_chars
         return [IndexEntry(r.memory.id, preview(r.memory.content, chars), r.memory.tier,
@@ -457,7 +470,8 @@ class GraphMemory:
             kind = rec.get("record")
             try:
                 if kind == "memory":
-                    pending.memories.append(memory_from_record(rec, ns, self.config, self.analyzer))
+                    pending.memories.append(memory_from_record(rec, ns, self.config,
+                                                               self.analyzer, self.clock()))
                 elif kind == "edge":
                     pending.edges.append(edge_from_record(rec, ns))
                 else:

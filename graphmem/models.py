@@ -104,6 +104,12 @@ class Memory:
     window_start: datetime | None = None
     window_count: int = 0
     last_predicted: float | None = None
+    # Lifecycle clocks (ADR 0006): when the memory was stored here (retention, TTL and
+    # consolidation age count from it, never from the event time ``created_at``), and when it
+    # was last reinforced by use (the decay age counts from it; a retrieval that merely shows
+    # the memory does not reinforce it).
+    stored_at: datetime = field(default_factory=utcnow)
+    reinforced_at: datetime = field(default_factory=utcnow)
 
     def copy(self, **changes: Any) -> Memory:
         return replace(self, **changes)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -31,8 +32,10 @@ def _enum(cls: Any, value: Any, name: str) -> Any:
 
 
 def memory_from_record(rec: Mapping[str, Any], namespace: str, config: GraphMemConfig,
-                       analyzer: Analyzer) -> Memory:
-    """A memory exactly as exported (into ``namespace``); index fields rebuilt when absent."""
+                       analyzer: Analyzer, now: datetime) -> Memory:
+    """A memory exactly as exported (into ``namespace``); index fields rebuilt when absent.
+    A record without lifecycle clocks (not a graphmem export) starts them at ``now``: its
+    ``created_at`` stays the event time, but it is stored now (ADR 0006)."""
     content = v.content(rec.get("content"), config.write)
     created = v.timestamp(rec.get("created_at"))
     if created is None:
@@ -48,7 +51,7 @@ def memory_from_record(rec: Mapping[str, Any], namespace: str, config: GraphMemC
         importance=v.importance(rec.get("importance", rec.get("base_importance", 0.5))),
         pinned=bool(rec.get("pinned", False)), created_at=created,
         updated_at=v.timestamp(rec.get("updated_at")) or created,
-        last_accessed_at=v.timestamp(rec.get("last_accessed_at")) or created,
+        last_accessed_at=v.timestamp(rec.get("last_accessed_at")) or now,
         access_count=int(rec.get("access_count", 0)),
         surprise_score=float(rec.get("surprise_score", 0.0)),
         success_count=int(rec.get("success_count", 0)),
@@ -67,6 +70,8 @@ def memory_from_record(rec: Mapping[str, Any], namespace: str, config: GraphMemC
         window_count=int(rec.get("window_count", 0)),
         last_predicted=(None if rec.get("last_predicted") is None
                         else float(rec["last_predicted"])),
+        stored_at=v.timestamp(rec.get("stored_at")) or now,
+        reinforced_at=v.timestamp(rec.get("reinforced_at")) or now,
     )
 
 

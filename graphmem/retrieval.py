@@ -20,7 +20,7 @@ import logging
 import math
 import re
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -33,7 +33,16 @@ from graphmem.config import GraphMemConfig
 from graphmem.dynamics import record_access
 from graphmem.embedding import Embedder
 from graphmem.errors import ValidationError
-from graphmem.models import Memory, RelationType, RetrievalResult, Status, Tier, WalkPath
+from graphmem.models import (
+    TIER_ORDER,
+    Memory,
+    PathStep,
+    RelationType,
+    RetrievalResult,
+    Status,
+    Tier,
+    WalkPath,
+)
 from graphmem.store.base import MemoryStore, WriteBatch
 from graphmem.text import Analyzer
 from graphmem.threads import single_threaded_blas
@@ -56,6 +65,8 @@ class Query:
     strategy: str
     depth: int
     filters: Mapping[str, Any]
+    #: reach archived memories through the summaries that stand for them (ADR 0006)
+    include_archived: bool = False
 
 
 class Retriever:
@@ -72,7 +83,8 @@ class Retriever:
     def query(self, text: Any, namespace: str, *, limit: int = 10,
               tiers: Collection[Tier | str] | None = None, min_similarity: float | None = None,
               strategy: str | None = None, depth: int | None = None,
-              filters: Mapping[str, Any] | None = None) -> Query:
+              filters: Mapping[str, Any] | None = None,
+              include_archived: bool | None = None) -> Query:
         rc = self.config.retrieval
         if not isinstance(text, str) or not text.strip():
             raise ValidationError("query is empty")
@@ -103,28 +115,61 @@ class Retriever:
             min_similarity=float(ms), strategy=strategy,
             depth=v.bounded(rc.depth if depth is None else depth, "depth", 0, rc.max_depth),
             filters=filters,
+            include_archived=(strategy == "comprehensive" if include_archived is None
+                              else bool(include_archived)),
         )
 
     def retrieve(self, q: Query, *, touch: bool = True) -> list[RetrievalResult]:
+        """Run the pipeline; ``touch`` records the access of every result (agents' searches;
+        operators' reads pass False and change nothing)."""
         vec = self.embedder.embed([q.text])[0]
         with single_threaded_blas():
-            results = self._retrieve(q, vec, touch)
+            if q.strategy == "fast_first":
+                results = self._fall_through(q, vec)
+            else:
+                results = self._rank(q, vec)[: q.limit]
+            self._flag_disputes(q.namespace, results)
+            for r in results:
+                r.memory.embedding = None
+                r.memory.context_embedding = None
+            if touch and results:
+                self._bookkeeping(q.namespace, results, self.clock())
         self.queries += 1
         self.hits += bool(results)
         return results
 
-    def _retrieve(self, q: Query, vec: np.ndarray, touch: bool) -> list[RetrievalResult]:
+    def _fall_through(self, q: Query, vec: np.ndarray) -> list[RetrievalResult]:
+        """``fast_first`` (the seeds' meaning): search the fastest wanted tier alone, and the
+        next slower one only while fewer than ``limit`` results pass ``min_similarity``.
+        Results keep tier order (faster first), by score within a tier."""
+        out: list[RetrievalResult] = []
+        passing = 0
+        for tier in TIER_ORDER:
+            if q.tiers is not None and tier not in q.tiers:
+                continue
+            found = self._rank(replace(q, tiers=(tier,)), vec)[: q.limit - len(out)]
+            out.extend(found)
+            passing += sum(r.terms["semantic"] >= q.min_similarity for r in found)
+            if passing >= q.limit or len(out) >= q.limit:
+                break
+        return out
+
+    def _rank(self, q: Query, vec: np.ndarray) -> list[RetrievalResult]:
+        """Every candidate of the query, scored and sorted best first."""
         rc = self.config.retrieval
         w = rc.weights
         ns = q.namespace
         terms = self.analyzer.query_terms(q.text)
+        statuses = (tuple(Status) if q.include_archived else (Status.ACTIVE,))
 
         # 2. seeds
-        dense = self.store.vector_topk(ns, vec, rc.vector_k, tiers=q.tiers)
-        context = self.store.vector_topk(ns, vec, rc.vector_k, field="context", tiers=q.tiers)
+        dense = self.store.vector_topk(ns, vec, rc.vector_k, tiers=q.tiers, statuses=statuses)
+        context = self.store.vector_topk(ns, vec, rc.vector_k, field="context", tiers=q.tiers,
+                                         statuses=statuses)
         stats = self.store.keyword_stats(ns, terms) if terms else None
         keyword = self.store.keyword_topk(ns, self._seed_terms(terms, stats), rc.keyword_k,
-                                          field_weights=rc.bm25_field_weights, tiers=q.tiers)
+                                          field_weights=rc.bm25_field_weights, tiers=q.tiers,
+                                          statuses=statuses)
         best_sim: dict[str, float] = {}
         for id_, s in dense + context:
             best_sim[id_] = max(s, best_sim.get(id_, -1.0))
@@ -146,7 +191,10 @@ class Retriever:
                                rc.max_walk_nodes)
         pool = set(ordered) | set(reached)
         memories = self.store.get_memories(ns, list(pool), embeddings=True)
-        cands = [i for i in pool if i in memories and self._keep(memories[i], q)]
+        lineage = self._lineage(ns, [m for m in memories.values()
+                                     if m.status is not Status.ACTIVE]) \
+            if q.include_archived else {}
+        cands = [i for i in pool if i in memories and self._keep(memories[i], q, lineage)]
         if not cands:
             return []
         cands.sort()  # deterministic order for ties
@@ -203,22 +251,32 @@ class Retriever:
                      + w.importance * terms_i["importance"] + w.recency * terms_i["recency"]
                      + w.popularity * terms_i["popularity"] + w.tier * terms_i["tier"]
                      + w.source * terms_i["source"])
-            path = reached[i].path if i in reached else WalkPath(nodes=(i,))
+            if i in lineage:  # an archived memory, reached through its summary
+                path = WalkPath(nodes=(lineage[i], i),
+                                steps=(PathStep(RelationType.SUMMARIZES, True),))
+            else:
+                path = reached[i].path if i in reached else WalkPath(nodes=(i,))
             results.append(RetrievalResult(m, score, terms_i, path))
 
-        # 5. order, cut, flag, bookkeeping
-        if q.strategy == "fast_first":
-            results.sort(key=lambda r: (r.memory.tier.rank, -r.score))
-        else:
-            results.sort(key=lambda r: -r.score)
-        results = results[: q.limit]
-        self._flag_disputes(ns, results)
-        for r in results:
-            r.memory.embedding = None
-            r.memory.context_embedding = None
-        if touch and results:
-            self._bookkeeping(ns, results, now)
+        # 5. order (the caller cuts, flags and records access)
+        results.sort(key=lambda r: -r.score)
         return results
+
+    def _lineage(self, ns: str, archived: list[Memory]) -> dict[str, str]:
+        """archived (or expired) id -> the active summary that stands for it (only those that
+        have one: a memory no summary covers is not reachable this way)."""
+        if not archived:
+            return {}
+        ids = {m.id for m in archived}
+        edges = [e for e in self.store.edges_of(ns, ids, [RelationType.SUMMARIZES])
+                 if e.target_id in ids]
+        summaries = self.store.get_memories(ns, list({e.source_id for e in edges}))
+        out: dict[str, str] = {}
+        for e in sorted(edges, key=lambda e: e.source_id):
+            s = summaries.get(e.source_id)
+            if s is not None and s.status is Status.ACTIVE:
+                out.setdefault(e.target_id, e.source_id)
+        return out
 
     def _bookkeeping(self, ns: str, results: list[RetrievalResult], now: datetime) -> None:
         """Access counts, windows and the predicted relevance, in one batched write; a memory
@@ -233,8 +291,8 @@ class Retriever:
         self.store.apply(batch)
 
     # -- helpers --------------------------------------------------------------------------
-    def _keep(self, m: Memory, q: Query) -> bool:
-        if m.status is not Status.ACTIVE:
+    def _keep(self, m: Memory, q: Query, lineage: Mapping[str, str]) -> bool:
+        if m.status is not Status.ACTIVE and m.id not in lineage:
             return False
         if q.tiers is not None and m.tier not in q.tiers:
             return False

@@ -30,6 +30,16 @@ STOP_WORDS = frozenset(
     yours yourself yourselves s t d ll m re ve just also get got yes yeah oh really""".split()
 )
 
+#: words that carry no fact in a conversation (acknowledgements, interjections, praise): a
+#: memory made of little else is chit-chat, never a summary's lead or a key phrase
+CHIT_CHAT_WORDS = frozenset(
+    """thanks thank wow great awesome cool nice haha hahaha lol hey hi hello bye ok okay sure
+    amazing glad love lovely good fantastic wonderful totally agree sounds congrats
+    congratulations omg yep nope hmm well right absolutely definitely cheers see later soon
+    care take appreciate sharing share happy hear incredible super fun""".split()
+)
+_SPEAKER = re.compile(r"^[^\W\d_][\w .'-]{0,40}:\s")
+
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
           "september", "october", "november", "december")
 
@@ -98,3 +108,26 @@ def preview(text: str, chars: int) -> str:
     if space > chars // 2:
         cut = cut[:space]
     return cut + "…"
+
+
+def strip_speaker(text: str) -> str:
+    """``text`` without a leading speaker label ("Caroline: ...")."""
+    return _SPEAKER.sub("", text, count=1)
+
+
+def informative_terms(analyzer: Analyzer, text: str) -> list[str]:
+    """The terms of ``text`` that carry content: no stop words (the retrieval list), no
+    chit-chat words, no leading speaker label ("Caroline: ...")."""
+    body = strip_speaker(text)
+    return [t for t in analyzer.terms(body)
+            if t not in CHIT_CHAT_STEMS and not t.isdigit()]
+
+
+def is_chit_chat(analyzer: Analyzer, text: str, min_terms: int = 3) -> bool:
+    """True for "Thanks!", "Wow, great!" and the like: fewer than ``min_terms`` informative
+    terms."""
+    return len(informative_terms(analyzer, text)) < min_terms
+
+
+CHIT_CHAT_STEMS = frozenset(_stemmer("english").stemWord(w) for w in CHIT_CHAT_WORDS) \
+    | CHIT_CHAT_WORDS

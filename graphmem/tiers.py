@@ -25,9 +25,10 @@ def age_hours(since: datetime, now: datetime) -> float:
 
 
 def current_importance(memory: Memory, now: datetime, tiers: TiersConfig) -> float:
-    """Decayed importance, aged since the last access or reinforcement."""
+    """Decayed importance, aged since the memory was stored or last reinforced by use
+    (``reinforced_at``; a retrieval that only shows it does not reinforce it, ADR 0006)."""
     return decayed_importance(
-        memory.base_importance, memory.tier, age_hours(memory.last_accessed_at, now), tiers
+        memory.base_importance, memory.tier, age_hours(memory.reinforced_at, now), tiers
     )
 
 

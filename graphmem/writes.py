@@ -217,7 +217,8 @@ class Writer:
         return Memory(
             id=s.id or str(uuid.uuid4()), namespace=ns, content=s.content, tier=tier,  # type: ignore[arg-type]
             base_importance=s.importance, importance=s.importance, pinned=s.pinned,
-            created_at=created, updated_at=now, last_accessed_at=created, source=s.source,
+            created_at=created, updated_at=now, last_accessed_at=now, stored_at=now,
+            reinforced_at=now, source=s.source,
             topic=s.topic, session_id=s.session_id, metadata=s.metadata or {},
             status=Status.ACTIVE, content_hash=it.hash,
             keywords=self.analyzer.index_text(
@@ -226,7 +227,8 @@ class Writer:
 
     def _reinforce(self, twin: Memory, spec: MemoryInput, now: datetime) -> Memory:
         """The stored twin, reinforced: decay age reset, importance and metadata merged."""
-        out = twin.copy(last_accessed_at=max(now, twin.last_accessed_at), updated_at=now)
+        out = twin.copy(last_accessed_at=max(now, twin.last_accessed_at),
+                        reinforced_at=max(now, twin.reinforced_at), updated_at=now)
         _merge_into(out, spec)
         return out
 

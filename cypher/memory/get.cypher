@@ -31,4 +31,6 @@ RETURN m.id AS id,
        m.context_keywords AS context_keywords,
        m.window_start AS window_start,
        m.window_count AS window_count,
-       m.last_predicted AS last_predicted
+       m.last_predicted AS last_predicted,
+       m.stored_at AS stored_at,
+       m.reinforced_at AS reinforced_at

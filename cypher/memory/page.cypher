@@ -37,5 +37,7 @@ RETURN m.seq AS seq, m.id AS id,
        m.window_start AS window_start,
        m.window_count AS window_count,
        m.last_predicted AS last_predicted,
+       m.stored_at AS stored_at,
+       m.reinforced_at AS reinforced_at,
        v.vector AS embedding, c.vector AS context_embedding
 ORDER BY seq

@@ -68,7 +68,7 @@ class WriteBatch:
 PATCH_FIELDS = frozenset({
     "tier", "status", "importance", "base_importance", "pinned", "last_accessed_at",
     "access_count", "surprise_score", "success_count", "failure_count", "last_promoted_at",
-    "window_start", "window_count", "last_predicted", "updated_at",
+    "window_start", "window_count", "last_predicted", "updated_at", "reinforced_at",
 })
 
 

@@ -99,6 +99,7 @@ def _props(m: Memory) -> dict[str, Any]:
         "content_hash": m.content_hash, "keywords": m.keywords,
         "context_keywords": m.context_keywords, "window_start": _ts(m.window_start),
         "window_count": m.window_count, "last_predicted": m.last_predicted,
+        "stored_at": _ts(m.stored_at), "reinforced_at": _ts(m.reinforced_at),
         "kw_terms": sorted(set(kw)),
         "kw_len": len(kw), "ctx_terms": sorted(set(ctx)), "ctx_len": len(ctx),
     }
@@ -123,6 +124,10 @@ def _memory(row: dict[str, Any]) -> Memory:
         context_embedding=_vector(row.get("context_embedding")),
         window_start=_dt(row.get("window_start")), window_count=int(row.get("window_count") or 0),
         last_predicted=row.get("last_predicted"),
+        # graphs written before these clocks existed: they started at the last access
+        stored_at=_dt(row.get("stored_at") or row["last_accessed_at"]),  # type: ignore[arg-type]
+        reinforced_at=_dt(row.get("reinforced_at")  # type: ignore[arg-type]
+                          or row["last_accessed_at"]),
     )
 
 

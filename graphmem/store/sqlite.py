@@ -45,11 +45,12 @@ DB_FILE = "graphmem.db"
 _COLS = ("id, namespace, content, kind, tier, base_importance, importance, pinned, created_at, "
          "updated_at, last_accessed_at, access_count, surprise_score, success_count, "
          "failure_count, last_promoted_at, source, topic, session_id, metadata, status, "
-         "content_hash, keywords, context_keywords, window_start, window_count, last_predicted")
+         "content_hash, keywords, context_keywords, window_start, window_count, last_predicted, "
+         "stored_at, reinforced_at")
 _EMB_COLS = ", embedding, context_embedding"
 # a memory upserted without an embedding keeps its stored vectors (metadata-only updates)
 _UPSERT = (
-    f"INSERT INTO memories ({_COLS}{_EMB_COLS}) VALUES ({', '.join(['?'] * 29)}) "
+    f"INSERT INTO memories ({_COLS}{_EMB_COLS}) VALUES ({', '.join(['?'] * 31)}) "
     "ON CONFLICT (namespace, id) DO UPDATE SET "
     + ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in _COLS.split(",")[2:])
     + ", embedding = coalesce(excluded.embedding, memories.embedding), "
@@ -83,7 +84,7 @@ def _row_params(m: Memory) -> tuple[Any, ...]:
         m.failure_count, _ts(m.last_promoted_at), m.source, m.topic, m.session_id,
         json.dumps(m.metadata, sort_keys=True), m.status.value, m.content_hash, m.keywords,
         m.context_keywords, _ts(m.window_start), m.window_count, m.last_predicted,
-        _blob(m.embedding), _blob(m.context_embedding),
+        _ts(m.stored_at), _ts(m.reinforced_at), _blob(m.embedding), _blob(m.context_embedding),
     )
 
 
@@ -98,8 +99,9 @@ def _memory(row: Sequence[Any], embeddings: bool) -> Memory:
         metadata=json.loads(row[19]), status=Status(row[20]), content_hash=row[21],
         keywords=row[22], context_keywords=row[23], window_start=_dt(row[24]),
         window_count=row[25], last_predicted=row[26],
-        embedding=_vec(row[27]) if embeddings else None,
-        context_embedding=_vec(row[28]) if embeddings else None,
+        stored_at=_dt(row[27]), reinforced_at=_dt(row[28]),  # type: ignore[arg-type]
+        embedding=_vec(row[29]) if embeddings else None,
+        context_embedding=_vec(row[30]) if embeddings else None,
     )
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from graphmem.errors import SchemaVersionError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -123,8 +123,22 @@ def _to_v3(conn: sqlite3.Connection) -> None:
     _run(conn, _V3)
 
 
+# v4: lifecycle clocks (ADR 0006): when a memory was stored and last reinforced. Rows written
+# before kept their clocks at the last access, so both start from it.
+_V4 = """
+ALTER TABLE memories ADD COLUMN stored_at REAL;
+ALTER TABLE memories ADD COLUMN reinforced_at REAL;
+UPDATE memories SET stored_at = last_accessed_at, reinforced_at = last_accessed_at
+"""
+
+
+def _to_v4(conn: sqlite3.Connection) -> None:
+    _run(conn, _V4)
+
+
 #: version n -> the step that takes the database to n + 1
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _to_v1, 1: _to_v2, 2: _to_v3}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    0: _to_v1, 1: _to_v2, 2: _to_v3, 3: _to_v4}
 
 
 def current_version(conn: sqlite3.Connection) -> int:

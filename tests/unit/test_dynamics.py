@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from graphmem import dynamics
 from graphmem.config import DynamicsConfig, TiersConfig
 from graphmem.models import Memory, Status, Tier
+from graphmem.tiers import current_importance
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 TIERS = TiersConfig()
@@ -19,7 +21,8 @@ DYN = DynamicsConfig()
 
 def mem(tier: Tier = Tier.MEDIUM, base: float = 0.6, **kw: object) -> Memory:
     m = Memory(id="m", namespace="n", content="x", tier=tier, base_importance=base,
-               importance=base, created_at=T0, updated_at=T0, last_accessed_at=T0)
+               importance=base, created_at=T0, updated_at=T0, last_accessed_at=T0,
+               stored_at=T0, reinforced_at=T0)
     for k, v in kw.items():
         setattr(m, k, v)
     return m
@@ -77,14 +80,47 @@ def test_promote_lifts_importance_to_the_new_floor_and_restarts_decay() -> None:
 def test_settle_walks_down_to_a_fixed_point() -> None:
     m = mem(Tier.FAST, base=0.9)
     steps = dynamics.settle(m, T0 + timedelta(hours=3), TIERS)
-    assert [(a, b) for a, b, _ in steps] == [(Tier.FAST, Tier.MEDIUM)]
+    assert [(a, b) for a, b, _ in steps] == [(Tier.FAST, Tier.MEDIUM), (Tier.MEDIUM, Tier.SLOW)]
     assert "retention" in steps[0][2]  # 3 h unaccessed > 2 h retention of fast
+    assert "below the medium floor 0.3" in steps[1][2]  # 0.9 x 0.5^3 = 0.1125
+    # the decay goes on from the value reached: demotion never raises the ranking prior
+    assert m.base_importance == pytest.approx(0.1125) and m.reinforced_at == T0 + timedelta(
+        hours=3)
     assert dynamics.settle(m, T0 + timedelta(hours=3), TIERS) == []
     deep = mem(Tier.FAST, base=0.9)
     steps = dynamics.settle(deep, T0 + timedelta(days=20), TIERS)
     assert [b for _, b, _ in steps] == [Tier.MEDIUM, Tier.SLOW, Tier.GLACIAL]
     pinned = mem(Tier.FAST, base=0.9, pinned=True)
     assert dynamics.settle(pinned, T0 + timedelta(days=20), TIERS) == []
+
+
+def test_default_importance_does_not_demote_at_the_first_maintenance() -> None:
+    m = mem(Tier.MEDIUM, base=0.5)
+    assert dynamics.settle(m, T0 + timedelta(minutes=15), TIERS) == []
+    assert dynamics.settle(m, T0 + timedelta(hours=17), TIERS) == []  # 0.5 x 0.5^(17/24)
+    assert dynamics.next_change(m, TIERS) == T0 + timedelta(hours=24 * math.log2(0.5 / 0.3))
+
+
+def test_an_imported_memory_starts_its_clocks_when_stored() -> None:
+    old = datetime(2023, 5, 8, tzinfo=UTC)
+    m = mem(Tier.GLACIAL, base=0.2, created_at=old, last_accessed_at=old)  # stored at T0
+    assert dynamics.expiry(m, T0 + timedelta(days=1), TIERS) is None
+    assert dynamics.settle(m, T0 + timedelta(days=1), TIERS) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(tier=st.sampled_from(list(Tier)), base=st.floats(0, 1),
+       hours=st.lists(st.floats(0, 5000), min_size=1, max_size=6))
+def test_maintenance_never_raises_the_importance(tier: Tier, base: float,
+                                                 hours: list[float]) -> None:
+    m = mem(tier, base=base)
+    now, last = T0, base
+    for h in hours:
+        now += timedelta(hours=h)
+        dynamics.settle(m, now, TIERS)
+        value = current_importance(m, now, TIERS)
+        assert value <= last + 1e-9
+        last = value
 
 
 def test_expiry_after_the_glacial_ttl_only() -> None:

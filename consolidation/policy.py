@@ -1,0 +1,90 @@
+"""The pure consolidation policy (SPEC §6.3): what happens to one cluster, and why, for each
+member. Plain values in, a decision out; no store, no clock.
+
+- **keep_all**: a member is highly important: every member stays active as it is.
+- **compressed**: the cluster is coherent (mean pairwise cosine >= ``coherence``): a summary
+  stands for it and the ``representatives`` most central members stay active.
+- **sparse**: loose: a summary stands for it and the ``sparse_keep`` members ranked by
+  importance, then centrality, stay active.
+Survivors never depend on id order: ties fall to centrality, then to the earlier memory.
+Chit-chat ("Thanks!") never survives while an informative member could.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from graphmem.config import ConsolidationConfig
+
+
+@dataclass(slots=True, frozen=True)
+class Member:
+    id: str
+    importance: float
+    created_at: datetime
+    chit_chat: bool = False
+
+
+@dataclass(slots=True)
+class Decision:
+    policy: str  # keep_all | compressed | sparse
+    reason: str
+    coherence: float
+    keep: list[str] = field(default_factory=list)
+    archive: list[str] = field(default_factory=list)
+    #: member id -> (action, why): "kept" / "archived" with the rule and its numbers
+    why: dict[str, tuple[str, str]] = field(default_factory=dict)
+    centrality: dict[str, float] = field(default_factory=dict)
+
+
+def centralities(vectors: np.ndarray) -> np.ndarray:
+    """Cosine of each unit vector to the cluster's (normalised) centroid."""
+    centroid = vectors.mean(axis=0)
+    norm = float(np.linalg.norm(centroid))
+    return np.asarray(vectors @ (centroid / norm if norm else centroid), dtype=np.float64)
+
+
+def decide(members: Sequence[Member], vectors: np.ndarray, coherence: float,
+           config: ConsolidationConfig) -> Decision:
+    """The policy of one cluster (``vectors``: the members' unit embeddings, same order)."""
+    cent = centralities(vectors)
+    central = {m.id: round(float(c), 4) for m, c in zip(members, cent, strict=True)}
+    top = max(m.importance for m in members)
+    if top >= config.high_importance:
+        d = Decision("keep_all", f"a member has importance {top:.2f} >= "
+                     f"{config.high_importance:g}: every member stays", coherence,
+                     keep=[m.id for m in members], centrality=central)
+        for m in members:
+            d.why[m.id] = ("kept", "keep_all: the cluster holds a highly important memory")
+        return d
+    order = range(len(members))
+    if coherence >= config.coherence:
+        ranked = sorted(order, key=lambda i: (members[i].chit_chat, -cent[i],
+                                              -members[i].importance, members[i].created_at))
+        n, policy = config.representatives, "compressed"
+        reason = (f"coherent (mean cosine {coherence:.2f} >= {config.coherence:g}): a summary "
+                  f"stands for all; the {n} most central stay")
+        rule = "representative: centrality {c:.2f}, rank {r} of {k}"
+    else:
+        ranked = sorted(order, key=lambda i: (members[i].chit_chat, -members[i].importance,
+                                              -cent[i], members[i].created_at))
+        n, policy = config.sparse_keep, "sparse"
+        reason = (f"loose (mean cosine {coherence:.2f} < {config.coherence:g}): a summary "
+                  f"stands for all; the top {n} by importance, then centrality, stay")
+        rule = "top by importance {imp:.2f}, centrality {c:.2f}, rank {r} of {k}"
+    d = Decision(policy, reason, coherence, centrality=central)
+    for rank, i in enumerate(ranked, start=1):
+        m = members[i]
+        text = rule.format(c=cent[i], r=rank, k=len(members), imp=m.importance)
+        if rank <= n:
+            d.keep.append(m.id)
+            d.why[m.id] = ("kept", text)
+        else:
+            d.archive.append(m.id)
+            chat = "chit-chat; " if m.chit_chat else ""
+            d.why[m.id] = ("archived", f"{chat}the summary stands for it ({text})")
+    return d
