@@ -238,7 +238,7 @@ def test_maintenance_is_idempotent_and_respects_pins(
             for x in mem.list_memories(namespace=NS, tier=t):
                 if x.id in mine:
                     now_in.setdefault(t.value, []).append((x.id, x.pinned))
-        for tier, members in now_in.items():
+        for members in now_in.values():
             fixed = sum(1 for i, p in members if p or i not in covered)
             assert len(members) <= max(3, fixed)
         for id_, _, _ in ids:  # nothing left the active set without a summary
