@@ -6,6 +6,8 @@ member. Plain values in, a decision out; no store, no clock.
   stands for it and the ``representatives`` most central members stay active.
 - **sparse**: loose: a summary stands for it and the ``sparse_keep`` members ranked by
   importance, then centrality, stay active.
+- **digest**: what no topical cluster took but maintenance wants gone (past the glacial
+  TTL), grouped by episode: a summary stands for them, none stays (``digest``).
 Survivors never depend on id order: ties fall to centrality, then to the earlier memory.
 Chit-chat ("Thanks!") never survives while an informative member could.
 """
@@ -27,6 +29,7 @@ class Member:
     importance: float
     created_at: datetime
     chit_chat: bool = False
+    due: str | None = None  # why maintenance wants it gone, if it does
 
 
 @dataclass(slots=True)
@@ -88,3 +91,30 @@ def decide(members: Sequence[Member], vectors: np.ndarray, coherence: float,
             chat = "chit-chat; " if m.chit_chat else ""
             d.why[m.id] = ("archived", f"{chat}the summary stands for it ({text})")
     return d
+
+
+def digest(members: Sequence[Member], vectors: np.ndarray, coherence: float) -> Decision:
+    """**digest**: memories of one episode that are due to leave (past the glacial TTL) and
+    that no topical cluster took. A summary stands for them all; none stays active."""
+    cent = centralities(vectors)
+    d = Decision("digest", f"{len(members)} memories of one episode past their retention, in "
+                 "no topical cluster: a digest summary stands for them", coherence,
+                 centrality={m.id: round(float(c), 4) for m, c in zip(members, cent,
+                                                                       strict=True)})
+    for m in members:
+        d.archive.append(m.id)
+        d.why[m.id] = ("archived", f"{m.due or 'due to leave'}; the digest stands for it")
+    return d
+
+
+def keep_uncovered(d: Decision, ids: Sequence[str], similarity: np.ndarray,
+                   threshold: float) -> None:
+    """A summary stands only for the members it resembles: a member whose cosine to the
+    summary is below ``threshold`` stays active instead of being archived."""
+    sims = dict(zip(ids, (float(x) for x in similarity), strict=True))
+    for mid in list(d.archive):
+        if sims[mid] < threshold:
+            d.archive.remove(mid)
+            d.keep.append(mid)
+            d.why[mid] = ("kept", f"the summary does not cover it (cosine {sims[mid]:.2f} < "
+                                  f"{threshold:g})")

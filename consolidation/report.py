@@ -4,7 +4,6 @@ page with plots (cluster sizes, coherence, tiers before/after, age of consolidat
 from __future__ import annotations
 
 import base64
-import html
 import io
 from collections import Counter
 from datetime import datetime
@@ -28,7 +27,8 @@ def build_report(run: dict[str, Any], tiers_before: Counter[str],
     return {
         "run_id": run["id"], "generated_at": now.isoformat(), "namespace": run["namespace"],
         "status": run["status"], "candidates": run["candidates"], "clusters": len(clusters),
-        "policies": {p: policies.get(p, 0) for p in ("compressed", "sparse", "keep_all")},
+        "policies": {p: policies.get(p, 0) for p in ("compressed", "sparse", "keep_all",
+                                                      "digest")},
         "summaries": len(summaries),
         "archived": sum(len(c["archive"]) for c in clusters),
         "kept": sum(len(c["keep"]) for c in clusters),
@@ -40,6 +40,11 @@ def build_report(run: dict[str, Any], tiers_before: Counter[str],
              "policy": c["policy"], "reason": c["reason"], "span": c["span"],
              "summary": c["summary"]["content"] if c["summary"] else None,
              "kept": len(c["keep"]), "archived": len(c["archive"]),
+             "summary_id": c["summary"]["id"] if c["summary"] else None,
+             # every member: what happened to it and why (the rule and its numbers)
+             "members": c.get("detail") or [
+                 {"id": i, "preview": p, "action": "kept" if i in c["keep"] else "archived",
+                  "why": ""} for i, p in zip(c["members"], c["previews"], strict=True)],
              "member_previews": c["previews"][:8]} for c in clusters],
         "ages_days": [a for c in clusters if c["archive"] for a in c["ages_days"]],
         "sizes": [c["size"] for c in clusters],
@@ -59,7 +64,10 @@ def markdown(r: dict[str, Any]) -> str:
         f"- {r['summaries']} summaries written, {r['archived']} memories archived (restorable: "
         f"`graphmem rollback {r['run_id']}`), {r['kept']} kept active",
         f"- retrieval check: {check['queries']} queries, recall {check['recall_before']} -> "
-        f"{check['recall_after']} (loss {check['loss']}, bound {check['max_loss']})", "",
+        f"{check['recall_after']} through summaries (loss {check['loss']}), "
+        f"{check.get('recall_after_default', '-')} where only the summary stands in (loss "
+        f"{check.get('default_loss', '-')}); a run is held above {check['max_loss']} "
+        f"({check.get('view', 'lineage')} view)", "",
         "| tier | before | after |", "|---|---:|---:|",
         *[f"| {t} | {r['tiers_before'][t]} | {r['tiers_after'][t]} |" for t in TIERS], "",
         "## Clusters", ""]
@@ -69,8 +77,14 @@ def markdown(r: dict[str, Any]) -> str:
                   f"{c['span'][1][:10]}; kept {c['kept']}, archived {c['archived']}.", ""]
         if c["summary"]:
             lines += [f"> {c['summary']}", ""]
-        lines += [f"- {p}" for p in c["member_previews"]] + [""]
+        lines += ["| member | action | why |", "|---|---|---|"]
+        lines += [f"| `{m['id'][:8]}` {_cell(m['preview'])} | {m['action']} | "
+                  f"{_cell(m['why'])} |" for m in c["members"]] + [""]
     return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _png(draw: Any) -> str:
@@ -116,17 +130,16 @@ def plots(r: dict[str, Any]) -> dict[str, str]:
 
 
 def html_page(r: dict[str, Any]) -> str:
-    images = "".join(f'<figure><img alt="{name}" id="plot-{name}" '
-                     f'src="data:image/png;base64,{data}"></figure>'
-                     for name, data in plots(r).items())
-    body = html.escape(markdown(r))
-    return ("<!doctype html><html><head><meta charset='utf-8'>"
-            f"<title>Consolidation {html.escape(r['run_id'])}</title><style>"
-            "body{font-family:sans-serif;max-width:1100px;margin:2em auto}"
-            "figure{display:inline-block;margin:.5em}pre{white-space:pre-wrap}"
-            "</style></head><body>"
-            f"<h1>Consolidation run {html.escape(r['run_id'])}</h1>"
-            f"<section class='plots'>{images}</section><pre>{body}</pre></body></html>")
+    """A self-contained page rendered from ``templates/report.html.j2`` (autoescaped)."""
+    from importlib.resources import files
+
+    import jinja2
+
+    source = (files("graphmem.consolidation") / "templates" / "report.html.j2").read_text(
+        encoding="utf-8")
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True)
+    return env.from_string(source).render(r=r, plots=plots(r), tiers=TIERS)
 
 
 def render(r: dict[str, Any], fmt: str) -> str:

@@ -22,6 +22,7 @@ from graphmem.consolidation import cluster as clustering
 from graphmem.consolidation import policy
 from graphmem.consolidation.summarise import KeyPhrases, summarise
 
+from graphmem import dynamics
 from graphmem.errors import ConflictError, NotFoundError, ValidationError
 from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status, Tier
 from graphmem.store.base import WriteBatch
@@ -62,6 +63,9 @@ class _Candidate:
     importance: float
     tier: Tier
     vector: np.ndarray
+    session_id: str | None = None
+    #: why maintenance wants it gone (past the glacial TTL), when it does
+    due: str | None = None
 
 
 @dataclass
@@ -145,7 +149,7 @@ class Consolidator:
             self._plan_namespace(run_id, ns, now, plan)
         check = self._retrieval_check(plan)
         status = ("dry_run" if dry_run else
-                  "pending_approval" if check["loss"] > self.config.max_recall_loss else
+                  "pending_approval" if check["held_on"] > self.config.max_recall_loss else
                   "running")
         data: dict[str, Any] = {
             "id": run_id, "namespace": namespace, "status": status, "dry_run": dry_run,
@@ -166,8 +170,10 @@ class Consolidator:
                    and (wanted is None or m.tier in wanted)]
             summarised = {e.target_id for e in self.store.edges_of(
                 ns, [m.id for m in old], [RelationType.SUMMARIZES])}
+            tiers = self.mem.config.tiers
             out.extend(_Candidate(m.id, m.content, m.created_at, m.base_importance, m.tier,
-                                  np.asarray(m.embedding, dtype=np.float32))
+                                  np.asarray(m.embedding, dtype=np.float32), m.session_id,
+                                  dynamics.expiry(m, now, tiers))
                        for m in old if m.id not in summarised)
         return out
 
@@ -189,14 +195,16 @@ class Consolidator:
                                      whole_coherence=cfg.coherence)
         phrases = KeyPhrases([c.content for c in cands])
         analyzer = self.mem.analyzer
+        topical = len(groups)
+        groups += self._digests(cands, {i for g in groups for i in g})
         for n, idx in enumerate(groups):
             members = [cands[i] for i in idx]
             vecs = vectors[idx]
             chat = [is_chit_chat(analyzer, m.content) for m in members]
-            decision = policy.decide(
-                [policy.Member(m.id, m.importance, m.created_at, c)
-                 for m, c in zip(members, chat, strict=True)],
-                vecs, clustering.coherence(vecs), cfg)
+            pm = [policy.Member(m.id, m.importance, m.created_at, c, m.due)
+                  for m, c in zip(members, chat, strict=True)]
+            decision = (policy.decide(pm, vecs, clustering.coherence(vecs), cfg)
+                        if n < topical else policy.digest(pm, vecs, clustering.coherence(vecs)))
             key = f"{ns}/{n}"
             entry: dict[str, Any] = {
                 "key": key, "namespace": ns, "size": len(members),
@@ -220,24 +228,55 @@ class Consolidator:
             if decision.archive:
                 text = summarise([m.content for m in members], vecs, phrases, cfg, chat)
                 sid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{run_id}/{key}"))
+                svec = self.mem.embedder.embed([text])[0]
+                if decision.policy != "digest":  # the summary must stand for what it archives
+                    policy.keep_uncovered(decision, [m.id for m in members], vecs @ svec,
+                                          cfg.summary_cover)
+                    entry["keep"], entry["archive"] = decision.keep, decision.archive
+                    for d in entry["detail"]:
+                        d["action"], d["why"] = decision.why[d["id"]]
+            if decision.archive:
                 top = max(m.importance for m in members)
                 entry["summary"] = {"id": sid, "content": text, "importance": round(top, 6)}
                 for m in members:
                     if m.id in decision.archive:
                         plan.archived_tiers[m.tier.value] += 1
-                plan.vectors[sid] = self.mem.embedder.embed([text])[0]
+                plan.vectors[sid] = svec
             plan.clusters.append(entry)
             if self.progress is not None:
                 self.progress(len(members))
 
+    def _digests(self, cands: list[_Candidate], clustered: set[int]) -> list[list[int]]:
+        """Memories due to leave (past the glacial TTL) that no topical cluster took: grouped
+        by their session (episode), split by the time window, so a digest summary can stand
+        for them (nothing leaves retrieval without a trace). Groups of at least two."""
+        by_session: dict[str, list[int]] = {}
+        for i, c in enumerate(cands):
+            if i not in clustered and c.due is not None:
+                by_session.setdefault(c.session_id or "", []).append(i)
+        window = timedelta(days=self.config.window_days)
+        times = [c.created_at for c in cands]
+        out: list[list[int]] = []
+        for _, idx in sorted(by_session.items()):
+            out.extend(p for p in clustering.split_by_window(idx, times, window) if len(p) >= 2)
+        return out
+
     def _retrieval_check(self, plan: _Plan) -> dict[str, Any]:
-        """Queries built from soon-archived members: is each still reached in the top 10
-        (itself, or its summary) once the plan applies? Vector search only."""
+        """Queries built from soon-archived members (12 words of each, a sample), vector
+        search only. ``recall_before``: the member in the top 10 today. After the plan:
+        ``recall_after`` (the lineage view, what ``include_archived`` retrieval gives: the
+        member itself, reached through its summary, or its summary, in the top 10 among
+        active memories, the new summaries and covered archived members) and
+        ``recall_after_default`` (the default view: only the summary can stand in). The
+        ``check_view`` in config decides which loss holds a run for approval (ADR 0006)."""
         cfg = self.config
-        sample = [(c, m) for c in plan.clusters if c["summary"] for m in c["archive"]]
+        # digests are left out: their members leave for their retention, not for the
+        # summary (which is what keeps them reachable at all, ADR 0006)
+        sample = [(c, m) for c in plan.clusters if c["summary"] and c["policy"] != "digest"
+                  for m in c["archive"]]
         sample = sample[:: max(1, len(sample) // max(1, cfg.check_queries))][
             : cfg.check_queries]
-        before = after = 0
+        before = after = after_default = 0
         archived = {m for c in plan.clusters for m in c["archive"]}
         for c, member_id in sample:
             ns = c["namespace"]
@@ -246,17 +285,25 @@ class Consolidator:
             q = self.mem.embedder.embed([query])[0]
             hits = self.store.vector_topk(ns, q, 10 + len(archived))
             before += member_id in [i for i, _ in hits[:10]]
-            scored = [(i, s) for i, s in hits if i not in archived]
-            scored += [(c2["summary"]["id"], float(plan.vectors[c2["summary"]["id"]] @ q))
-                       for c2 in plan.clusters if c2["summary"] and c2["namespace"] == ns]
-            top = {i for i, _ in sorted(scored, key=lambda p: -p[1])[:10]}
-            after += c["summary"]["id"] in top
+            summaries = [(c2["summary"]["id"], float(plan.vectors[c2["summary"]["id"]] @ q))
+                         for c2 in plan.clusters if c2["summary"] and c2["namespace"] == ns]
+            active = [(i, s) for i, s in hits if i not in archived] + summaries
+            top = {i for i, _ in sorted(active, key=lambda p: -p[1])[:10]}
+            after_default += c["summary"]["id"] in top
+            lineage = {i for i, _ in sorted(hits + summaries, key=lambda p: -p[1])[:10]}
+            after += member_id in lineage or c["summary"]["id"] in lineage
         n = len(sample)
         recall_before = before / n if n else 1.0
         recall_after = after / n if n else 1.0
+        recall_default = after_default / n if n else 1.0
+        loss = max(0.0, recall_before - recall_after)
+        default_loss = max(0.0, recall_before - recall_default)
         return {"queries": n, "recall_before": round(recall_before, 4),
                 "recall_after": round(recall_after, 4),
-                "loss": round(max(0.0, recall_before - recall_after), 4),
+                "recall_after_default": round(recall_default, 4),
+                "loss": round(loss, 4), "default_loss": round(default_loss, 4),
+                "view": cfg.check_view,
+                "held_on": round(loss if cfg.check_view == "lineage" else default_loss, 4),
                 "max_loss": cfg.max_recall_loss}
 
     # -- applying ----------------------------------------------------------------------------

@@ -188,11 +188,16 @@ class ConsolidationConfig(_Frozen):
     coherence: float = Field(default=0.7, ge=-1, le=1)
     representatives: int = Field(default=2, ge=1)
     sparse_keep: int = Field(default=3, ge=1)
+    #: a member is archived only when its cosine to the summary reaches this (ADR 0006)
+    summary_cover: float = Field(default=0.5, ge=-1, le=1)
     max_summary_chars: int = Field(default=600, gt=50)
     key_phrases: int = Field(default=5, ge=0)
     check_queries: int = Field(default=30, ge=0)
     #: a run that would lose more recall than this waits for approval
     max_recall_loss: float = Field(default=0.2, ge=0, le=1)
+    #: which loss holds a run: "lineage" (archived members reached through their summaries,
+    #: as ``include_archived`` retrieval does) or "default" (only the summary stands in)
+    check_view: Literal["lineage", "default"] = "lineage"
     lease_minutes: float = Field(default=60, gt=0)
     interval_hours: float = Field(default=24, gt=0)
     cron: str | None = None  # a crontab line instead of the interval, e.g. "0 3 * * *"

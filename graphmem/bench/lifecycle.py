@@ -137,9 +137,13 @@ class _Jobs:
         for kind, n in report.counts().items():
             self.res.transitions[kind] = self.res.transitions.get(kind, 0) + n
         self.dirty = False
+        # what is due at or before now was applied by this run (a fixed point) or waits for
+        # a summary (it changes only when consolidation writes one: that sets ``dirty``)
+        now = self.clock.now
         changes = [c for page in self.mem.backend.iter_memories(
             self.ns, embeddings=False, statuses=[Status.ACTIVE])
-            for m in page if (c := next_change(m, self.mem.config.tiers)) is not None]
+            for m in page if (c := next_change(m, self.mem.config.tiers)) is not None
+            and c > now]
         self.next_due = min(changes) if changes else None
         if report.transitions:
             self.consolidation_dirty = True

@@ -252,11 +252,18 @@ class SQLiteStore:
             work(conn)
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            conn.execute("ROLLBACK")
+            self._rollback(conn)
             raise StoreError(f"write failed, nothing was written: {exc}") from exc
         except BaseException:
-            conn.execute("ROLLBACK")
+            self._rollback(conn)
             raise
+
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        # SQLite rolls back by itself on some errors (SQLITE_FULL, IOERR): a second ROLLBACK
+        # would raise "cannot rollback - no transaction is active" over the real error
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
 
     def apply(self, batch: WriteBatch) -> None:
         if not batch:
