@@ -79,11 +79,12 @@ class _Plan:
 
 class Consolidator:
     def __init__(self, mem: GraphMemory,
-                 progress: Callable[[int], None] | None = None) -> None:
+                 progress: Callable[[str, int, int], None] | None = None) -> None:
         self.mem = mem
         self.store = mem.backend
         self.config = mem.config.consolidation
-        #: called with the number of candidates each planned cluster took (progress bars)
+        #: progress bars: called with (stage, done, total): "plan" counts candidates of a
+        #: namespace as their clusters are decided, "apply" counts clusters written
         self.progress = progress
 
     # -- entry points ------------------------------------------------------------------------
@@ -195,6 +196,7 @@ class Consolidator:
                                      whole_coherence=cfg.coherence)
         phrases = KeyPhrases([c.content for c in cands])
         analyzer = self.mem.analyzer
+        done = 0
         topical = len(groups)
         groups += self._digests(cands, {i for g in groups for i in g})
         for n, idx in enumerate(groups):
@@ -244,7 +246,10 @@ class Consolidator:
                 plan.vectors[sid] = svec
             plan.clusters.append(entry)
             if self.progress is not None:
-                self.progress(len(members))
+                done += len(members)
+                self.progress("plan", done, len(cands))
+        if self.progress is not None:
+            self.progress("plan", len(cands), len(cands))
 
     def _digests(self, cands: list[_Candidate], clustered: set[int]) -> list[list[int]]:
         """Memories due to leave (past the glacial TTL) that no topical cluster took: grouped
@@ -337,6 +342,8 @@ class Consolidator:
             self.store.apply(batch)
             data["done"].append(c["key"])
             done.add(c["key"])
+            if self.progress is not None:
+                self.progress("apply", len(done), len(data["clusters"]))
             if time.monotonic() - saved > 2.0:  # progress every few seconds: re-applying a
                 self.store.save_run(data)     # cluster after a crash changes nothing
                 saved = time.monotonic()

@@ -241,7 +241,12 @@ def import_(data: Path, namespace: str, as_json: bool, path: Path, batch_size: i
 
     if str(path) != "-" and not path.exists():
         _fail(f"no such file: {path}")
-    with GraphMemory.open(data) as mem, tqdm(unit="rec", disable=as_json, file=sys.stderr) as bar:
+    total = None
+    if str(path) != "-":
+        with path.open("rb") as fh:
+            total = sum(1 for line in fh if line.strip())
+    with GraphMemory.open(data) as mem, tqdm(total=total, unit="rec", disable=as_json,
+                                             file=sys.stderr) as bar:
         n_mem, n_edges = _import(mem, _read_jsonl(path), namespace, batch_size, bar.update)
     if as_json:
         _echo_json({"memories": n_mem, "edges": n_edges})
@@ -401,9 +406,27 @@ def serve(host: str | None, port: int | None, data: str | None, neo4j: str | Non
 @json_option
 @handles_errors
 def consolidate(data: Path, namespace: str | None, dry_run: bool, as_json: bool) -> None:
-    """Cluster old memories into summaries (resumes a crashed run first)."""
-    with GraphMemory.open(data) as mem:
-        run = mem.consolidate(namespace, dry_run=dry_run)
+    """Cluster old memories into summaries (resumes a crashed run first). A dry run is saved
+    too: `graphmem report RUN_ID` opens it."""
+    from tqdm import tqdm
+
+    bars: dict[str, Any] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        bar = bars.get(stage)
+        if bar is None:
+            unit = "memories" if stage == "plan" else "clusters"
+            bar = bars[stage] = tqdm(total=total, unit=unit, desc=stage, disable=as_json,
+                                     file=sys.stderr)
+        bar.total = total
+        bar.update(done - bar.n)
+
+    try:
+        with GraphMemory.open(data) as mem:
+            run = mem.consolidate(namespace, dry_run=dry_run, progress=progress)
+    finally:
+        for bar in bars.values():
+            bar.close()
     if as_json:
         _echo_json({"id": run.id, "status": run.status, "report": run.report})
         return

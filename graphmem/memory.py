@@ -295,15 +295,18 @@ class GraphMemory:
         return self.backend.transitions_of(ns, id)
 
     # -- consolidation ----------------------------------------------------------------------
-    def consolidate(self, namespace: str | None = None, *, dry_run: bool = False) -> Any:
+    def consolidate(self, namespace: str | None = None, *, dry_run: bool = False,
+                    progress: Callable[[str, int, int], None] | None = None) -> Any:
         """Cluster old memories into summaries (``graphmem.consolidation``); returns the run
-        (``.id``, ``.status``, ``.report``). A crashed run is resumed first."""
+        (``.id``, ``.status``, ``.report``). A crashed run is resumed first. ``progress`` is
+        called with (stage, done, total) for progress bars. A dry run is saved: its report
+        opens with ``report(run_id)``; it changes nothing else."""
         from graphmem.consolidation import Consolidator
 
         if namespace is not None:
             namespace = v.namespace(namespace)
         with self._write_lock:
-            return Consolidator(self).run(namespace, dry_run=dry_run)
+            return Consolidator(self, progress).run(namespace, dry_run=dry_run)
 
     def approve(self, run_id: str) -> Any:
         """Apply a run held for approval (its retrieval check lost too much)."""

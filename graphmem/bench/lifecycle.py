@@ -13,8 +13,9 @@ Runs are coalesced only where the outcome is provably the same:
   importance cache, which ranking does not read;
 - a daily consolidation runs when its candidate set can differ from the last run's: memories
   became old enough, or the last run changed something.
-Finally the clock moves 30 days past the last session and every question is asked, reaching
-archived memories through their summaries.
+Finally the clock moves 30 days past the last session and every question is asked with the
+``comprehensive`` strategy (every tier, no tier weight, archived memories reached through
+their summaries).
 
 Scores: static (the same pipeline on a fresh store, no lifecycle), strict (the evidence
 memory itself in the top 10), lineage (the evidence memory, or a returned summary that
@@ -234,7 +235,7 @@ def run_conversation(conv: Conversation, emb: Any, config: Any = None,
             rr = []
             for qa in questions:
                 hits = mem.retrieve(qa["question"], namespace=conv.name, limit=10,
-                                    include_archived=True, record_access=False)
+                                    strategy="comprehensive", record_access=False)
                 ranked = [h.id for h in hits]
                 ev = set(qa["evidence"])
                 _recall(strict, rr, ranked, ev,
