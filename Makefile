@@ -44,6 +44,8 @@ LOCOMO ?= ../shared/data/locomo
 
 bench: $(STAMP)  ## every benchmark, then the plots (about 20 minutes on 2 cores)
 	$(VENV)/bin/graphmem bench locomo --data $(LOCOMO) --out bench/results/locomo.json
+	$(VENV)/bin/graphmem bench lifecycle --data $(LOCOMO) --convs 26,30 \
+		--out bench/results/lifecycle.json
 	$(VENV)/bin/graphmem bench scale --n 10000 --out bench/results/scale-10k.json
 	$(VENV)/bin/graphmem bench scale --n 100000 --embeddings random \
 		--out bench/results/scale-100k-random.json

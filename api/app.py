@@ -73,8 +73,10 @@ Auth = Annotated[Principal, Depends(principal)]
 class _StoreCollector:
     """Scraped on /metrics: memories per namespace, tier and status; transitions so far."""
 
-    def __init__(self, get: Callable[[], GraphMemory | None]) -> None:
+    def __init__(self, get: Callable[[], GraphMemory | None], namespaces: bool = True) -> None:
         self.get = get
+        #: False (``--metrics-public``): totals only, no namespace names
+        self.namespaces = namespaces
 
     def describe(self) -> list[Any]:
         return []
@@ -84,20 +86,30 @@ class _StoreCollector:
 
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-        sizes = GaugeMetricFamily("graphmem_memories", "memories by namespace, tier, status",
-                                  labels=["namespace", "tier", "status"])
+        ns_label = ["namespace"] if self.namespaces else []
+        sizes = GaugeMetricFamily("graphmem_memories", "memories by tier, status and kind",
+                                  labels=[*ns_label, "tier", "status", "kind"])
         moves = CounterMetricFamily("graphmem_transitions", "tier transitions recorded",
-                                    labels=["namespace", "kind", "from_tier", "to_tier"])
+                                    labels=[*ns_label, "kind", "from_tier", "to_tier"])
         runs = GaugeMetricFamily("graphmem_consolidation_runs", "consolidation runs by status",
                                  labels=["status"])
         mem = self.get()
         if mem is not None:
             now = datetime.now(UTC)
+            size_total: dict[tuple[str, ...], float] = {}
+            move_total: dict[tuple[str, ...], float] = {}
             for ns in mem.namespaces():
-                for (tier, status, _kind), n in mem.backend.counts(ns).memories.items():
-                    sizes.add_metric([ns, tier.value, status.value], n)
+                prefix = (ns,) if self.namespaces else ()
+                for (tier, status, kind), n in mem.backend.counts(ns).memories.items():
+                    key = (*prefix, tier.value, status.value, str(kind))
+                    size_total[key] = size_total.get(key, 0) + n
                 for kind, a, b, total, _recent in mem.backend.transition_counts(ns, now):
-                    moves.add_metric([ns, kind, a.value, b.value], total)
+                    key = (*prefix, kind, a.value, b.value)
+                    move_total[key] = move_total.get(key, 0) + total
+            for key, n in size_total.items():
+                sizes.add_metric(list(key), n)
+            for key, n in move_total.items():
+                moves.add_metric(list(key), n)
             for status, n in mem.backend.run_counts().items():
                 runs.add_metric([status], n)
         yield sizes
@@ -132,6 +144,65 @@ class McpAuth:
             await self.app(scope, receive, send)
         finally:
             PRINCIPAL.reset(token)
+class Guard:
+    """Outermost ASGI layer: the key is checked before any body is read (``/v1`` and
+    ``/mcp``), and a body is read only up to ``max_body_bytes`` whatever its framing (a
+    chunked upload has no Content-Length to trust). An unauthenticated client can no longer
+    make the server buffer anything."""
+
+    def __init__(self, app: Any, settings: Settings, keys: KeyStore) -> None:
+        self.app, self.settings, self.keys = app, settings, keys
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope.get("path", "")
+        headers = dict(scope.get("headers") or [])
+        if not self.settings.dev_no_auth and path.startswith(("/v1/", "/mcp")):
+            auth = headers.get(b"authorization", b"").decode("latin-1")
+            key = auth[len("Bearer "):].strip() if auth.startswith("Bearer ") else ""
+            if not key or self.keys.verify(key) is None:
+                message = ("send an API key: Authorization: Bearer <key>" if not key
+                           else "unknown or revoked API key")
+                await _error(401, "unauthorized", message)(scope, receive, send)
+                return
+        limit = self.settings.max_body_bytes
+        length = headers.get(b"content-length", b"")
+        if length.isdigit() and int(length) > limit:
+            await _error(413, "body_too_large", f"request body over {limit} bytes")(
+                scope, receive, send)
+            return
+        if scope.get("method") not in ("POST", "PUT", "PATCH"):
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > limit:
+                await _error(413, "body_too_large", f"request body over {limit} bytes")(
+                    scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        sent = False
+
+        async def replay() -> Any:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
 NsQuery = Annotated[str, Query(description="the namespace", examples=["agent-42"])]
 
 
@@ -147,6 +218,10 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
                         registry=registry)
     state: dict[str, Any] = {} if memory is None else {"mem": memory}
     registry.register(_StoreCollector(lambda: state.get("mem")))
+    public = CollectorRegistry()  # --metrics-public: no namespace names, no key
+    for collector in (requests, latency):
+        public.register(collector)
+    public.register(_StoreCollector(lambda: state.get("mem"), namespaces=False))
 
     from graphmem.mcp_server import build_server
 
@@ -216,11 +291,7 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
                       if where else str(first.get("msg", "invalid request")))
 
     @app.middleware("http")
-    async def limits_and_metrics(request: Request, call_next: Callable[..., Any]) -> Response:
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > settings.max_body_bytes:
-            return _error(413, "body_too_large",
-                          f"request body over {settings.max_body_bytes} bytes")
+    async def count_requests(request: Request, call_next: Callable[..., Any]) -> Response:
         started = time.perf_counter()
         response: Response = await call_next(request)
         route = getattr(request.scope.get("route"), "path", "unmatched")
@@ -404,9 +475,19 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
         return JSONResponse({"status": "ready"})
 
     app.mount("/mcp", McpAuth(mcp_app, settings, keys))
+    app.add_middleware(Guard, settings=settings, keys=keys)
 
     @app.get("/metrics", tags=["operations"], response_class=PlainTextResponse)
-    def metrics() -> Response:
+    def metrics(request: Request,
+                authorization: Annotated[str | None, Header()] = None) -> Response:
+        """Prometheus metrics. Needs a key for every namespace (``*``): the series name
+        namespaces. ``--metrics-public`` serves totals without namespace names to anyone."""
+        if settings.metrics_public:
+            return Response(generate_latest(public), media_type=CONTENT_TYPE_LATEST)
+        who = principal(request, authorization)
+        if "*" not in who.namespaces:
+            raise ApiError(403, "forbidden", "metrics name every namespace: they need a key "
+                                             "for all namespaces (*)")
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     return app

@@ -28,6 +28,8 @@ class Settings(BaseModel):
     max_body_bytes: int = Field(default=4 * 1024 * 1024, gt=0)
     max_batch: int = Field(default=1000, gt=0)
     scheduler: bool = True
+    #: serve /metrics without a key, with totals only (no namespace names)
+    metrics_public: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
@@ -37,7 +39,7 @@ class Settings(BaseModel):
             raw = env.get(f"GRAPHMEM_{name.upper()}")
             if raw is not None:
                 values[name] = raw.lower() in ("1", "true", "yes") if name in (
-                    "dev_no_auth", "scheduler") else raw
+                    "dev_no_auth", "scheduler", "metrics_public") else raw
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls.model_validate(values)
 

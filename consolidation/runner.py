@@ -9,6 +9,8 @@ after a crash changes nothing. One run at a time across processes: a lease in th
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import time
 import uuid
 from collections import Counter
@@ -83,6 +85,7 @@ class Consolidator:
         self.mem = mem
         self.store = mem.backend
         self.config = mem.config.consolidation
+        self.lease: Consolidator._Lease | None = None
         #: progress bars: called with (stage, done, total): "plan" counts candidates of a
         #: namespace as their clusters are decided, "apply" counts clusters written
         self.progress = progress
@@ -346,6 +349,8 @@ class Consolidator:
                 self.progress("apply", len(done), len(data["clusters"]))
             if time.monotonic() - saved > 2.0:  # progress every few seconds: re-applying a
                 self.store.save_run(data)     # cluster after a crash changes nothing
+                if self.lease is not None:
+                    self.lease.heartbeat()
                 saved = time.monotonic()
         data["status"] = data["report"]["status"] = "applied"
         data["finished_at"] = now.isoformat()
@@ -359,16 +364,55 @@ class Consolidator:
         return data
 
     class _Lease:
-        def __init__(self, outer: Consolidator, owner: str, now: datetime) -> None:
-            self.outer, self.owner, self.now = outer, owner, now
+        """The one-run-at-a-time lease. Its owner names the run, the host and the process
+        (``run@host:pid``): a lease whose process is gone on this host is taken over at once;
+        one held on another host lapses ``lease_minutes`` after its last heartbeat (every
+        saved step renews it)."""
 
-        def __enter__(self) -> None:
-            until = self.now + timedelta(minutes=self.outer.config.lease_minutes)
-            if not self.outer.store.acquire_lease(LEASE, self.owner, until, self.now):
-                raise ConflictError("another consolidation run is in progress")
+        def __init__(self, outer: Consolidator, run_id: str, now: datetime) -> None:
+            self.outer, self.now = outer, now
+            self.owner = f"{run_id}@{socket.gethostname()}:{os.getpid()}"
+
+        def _until(self, now: datetime) -> datetime:
+            return now + timedelta(minutes=self.outer.config.lease_minutes)
+
+        def __enter__(self) -> Consolidator._Lease:
+            store = self.outer.store
+            if store.acquire_lease(LEASE, self.owner, self._until(self.now), self.now):
+                return self
+            holder = store.lease_holder(LEASE)
+            if holder is not None and _dead_here(holder[0]):
+                log.warning("consolidation lease of a process that is gone (%s): taking over",
+                            holder[0])
+                store.release_lease(LEASE, holder[0])
+                if store.acquire_lease(LEASE, self.owner, self._until(self.now), self.now):
+                    return self
+            raise ConflictError("another consolidation run is in progress"
+                                + (f" ({holder[0]})" if holder else ""))
+
+        def heartbeat(self) -> None:
+            now = self.outer.mem.clock()
+            if not self.outer.store.acquire_lease(LEASE, self.owner, self._until(now), now):
+                raise ConflictError("the consolidation lease was lost")
 
         def __exit__(self, *exc: object) -> None:
             self.outer.store.release_lease(LEASE, self.owner)
 
     def _lease(self, owner: str, now: datetime) -> Consolidator._Lease:
-        return Consolidator._Lease(self, owner, now)
+        self.lease = Consolidator._Lease(self, owner, now)
+        return self.lease
+
+
+def _dead_here(owner: str) -> bool:
+    """True when ``owner`` (``run@host:pid``) names a process of this host that is gone."""
+    _, _, where = owner.rpartition("@")
+    host, _, pid = where.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False

@@ -384,9 +384,11 @@ def mark(data: Path, namespace: str, as_json: bool, memory_id: str, action: str)
 @click.option("--neo4j", "neo4j", default=None, metavar="URI", help="serve a Neo4j instead")
 @click.option("--dev-no-auth", is_flag=True, default=None,
               help="no API keys (loopback only, for development)")
+@click.option("--metrics-public", is_flag=True, default=None,
+              help="serve /metrics without a key (totals only, no namespace names)")
 @handles_errors
 def serve(host: str | None, port: int | None, data: str | None, neo4j: str | None,
-          dev_no_auth: bool | None) -> None:
+          dev_no_auth: bool | None, metrics_public: bool | None) -> None:
     """Run the REST API (uvicorn); settings also from GRAPHMEM_* environment variables."""
     import uvicorn
 
@@ -394,7 +396,7 @@ def serve(host: str | None, port: int | None, data: str | None, neo4j: str | Non
     from graphmem.api.settings import Settings
 
     settings = Settings.from_env(host=host, port=port, data=neo4j or data,
-                                 dev_no_auth=dev_no_auth)
+                                 dev_no_auth=dev_no_auth, metrics_public=metrics_public)
     app = create_app(settings)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
 

@@ -198,7 +198,9 @@ class ConsolidationConfig(_Frozen):
     #: which loss holds a run: "lineage" (archived members reached through their summaries,
     #: as ``include_archived`` retrieval does) or "default" (only the summary stands in)
     check_view: Literal["lineage", "default"] = "lineage"
-    lease_minutes: float = Field(default=60, gt=0)
+    #: a run's lease lapses this long after its last heartbeat (a dead process on the same
+    #: host loses it at once)
+    lease_minutes: float = Field(default=10, gt=0)
     interval_hours: float = Field(default=24, gt=0)
     cron: str | None = None  # a crontab line instead of the interval, e.g. "0 3 * * *"
     summariser: Literal["extractive", "openai"] = "extractive"

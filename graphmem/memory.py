@@ -413,7 +413,8 @@ class GraphMemory:
 
         ns = v.namespace(namespace)
         return namespace_stats(self.backend, ns, self.clock(), self.config,
-                               queries=self._retriever.queries, hits=self._retriever.hits)
+                               queries=self._retriever.queries[ns],
+                               hits=self._retriever.hits[ns])
 
     def namespaces(self) -> list[str]:
         return self.backend.namespaces()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -77,8 +78,9 @@ class Retriever:
         self.analyzer = analyzer
         self.config = config
         self.clock = clock
-        self.queries = 0  # retrievals served by this process, and those that found something
-        self.hits = 0
+        #: per namespace: retrievals served by this process, and those that found something
+        self.queries: Counter[str] = Counter()
+        self.hits: Counter[str] = Counter()
 
     def query(self, text: Any, namespace: str, *, limit: int = 10,
               tiers: Collection[Tier | str] | None = None, min_similarity: float | None = None,
@@ -134,8 +136,8 @@ class Retriever:
                 r.memory.context_embedding = None
             if touch and results:
                 self._bookkeeping(q.namespace, results, self.clock())
-        self.queries += 1
-        self.hits += bool(results)
+        self.queries[q.namespace] += 1
+        self.hits[q.namespace] += bool(results)
         return results
 
     def _fall_through(self, q: Query, vec: np.ndarray) -> list[RetrievalResult]:

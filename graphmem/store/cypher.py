@@ -429,5 +429,11 @@ class CypherStore:
                          until=until.timestamp(), now=now.timestamp())
         return bool(rows) and rows[0]["owner"] == owner
 
+    def lease_holder(self, name: str) -> tuple[str, datetime] | None:
+        rows = self._run("lease/holder", name=name)
+        if not rows:
+            return None
+        return str(rows[0]["owner"]), datetime.fromtimestamp(float(rows[0]["expires_at"]), UTC)
+
     def release_lease(self, name: str, owner: str) -> None:
         self._run("lease/release", True, name=name, owner=owner)

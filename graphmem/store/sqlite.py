@@ -635,6 +635,12 @@ class SQLiteStore:
                                     (name,)).fetchone()
         return bool(row and row[0] == owner)
 
+    def lease_holder(self, name: str) -> tuple[str, datetime] | None:
+        with self._lock:
+            row = self.conn.execute("SELECT owner, expires_at FROM leases WHERE name = ?",
+                                    (name,)).fetchone()
+        return None if row is None else (str(row[0]), datetime.fromtimestamp(row[1], UTC))
+
     def release_lease(self, name: str, owner: str) -> None:
         with self._lock:
             self._transaction(lambda conn: conn.execute(

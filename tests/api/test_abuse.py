@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -75,3 +76,64 @@ def test_ids_in_paths_with_control_characters_are_refused(
     assert r.status_code == 422, r.text
     r = httpx.get(f"{server.url}/v1/memories/x?namespace=A%0A", headers=headers)
     assert r.status_code in (403, 422), r.text
+
+
+def _chunks(total: int, size: int = 64 * 1024) -> Iterator[bytes]:
+    sent = 0
+    yield b'{"namespace":"A","content":"'
+    while sent < total:
+        yield b"x" * size
+        sent += size
+    yield b'"}'
+
+
+def test_an_oversized_chunked_body_without_a_key_is_refused_before_it_is_read(
+        srv: tuple[Server, dict[str, str]]) -> None:
+    server, headers = srv
+    before = _stored(server)
+    # chunked: no Content-Length to trust; no key: refused before the body is read
+    r = httpx.post(f"{server.url}/v1/memories", content=_chunks(50 * 1024 * 1024),
+                   headers={"Content-Type": "application/json"}, timeout=60)
+    assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
+    # with a key: read only up to the cap (200 kB in this server), then 413
+    r = httpx.post(f"{server.url}/v1/memories", content=_chunks(5 * 1024 * 1024),
+                   headers=headers, timeout=60)
+    assert r.status_code == 413 and r.json()["error"]["code"] == "body_too_large"
+    assert _stored(server) == before
+    ok = httpx.post(f"{server.url}/v1/memories",  # chunked and small: served
+                    content=iter([b'{"namespace":"A",', b'"content":"chunked and fine"}']),
+                    headers=headers)
+    assert ok.status_code == 201, ok.text
+
+
+def test_metrics_public_names_no_namespace(tmp_path: Path) -> None:
+    import uvicorn
+    from graphmem.api.app import create_app
+    from graphmem.api.settings import Settings
+
+    from graphmem import GraphMemory
+    from tests.api.test_rest import _free_port
+    from tests.conftest import FakeEmbedder
+
+    with GraphMemory.open(tmp_path / "d", embedder=FakeEmbedder()) as mem:
+        mem.store("a secret tenant's memory", namespace="tenant-secret-name")
+        port = _free_port()
+        settings = Settings(data=str(tmp_path / "d"), keys_file=tmp_path / "k.db", port=port,
+                            scheduler=False, metrics_public=True)
+        app = create_app(settings, memory=mem)
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                               log_level="warning"))
+        import threading
+        import time
+
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        while not server.started:
+            time.sleep(0.05)
+        try:
+            text = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+        finally:
+            server.should_exit = True
+            thread.join(timeout=10)
+    assert 'graphmem_memories{kind="memory",status="active",tier="medium"} 1.0' in text
+    assert "tenant-secret-name" not in text

@@ -84,13 +84,17 @@ def test_health_readiness_openapi_and_metrics(server: Server) -> None:
                   "/v1/memories/{memory_id}/feedback"):
         assert route in spec["paths"], route
     httpx.get(f"{server.url}/healthz")
-    metrics = httpx.get(f"{server.url}/metrics").text
+    assert httpx.get(f"{server.url}/metrics").status_code == 401  # names every namespace
+    scoped = {"Authorization": f"Bearer {server.keys.create(['metrics'], 'admin')[1]}"}
+    assert httpx.get(f"{server.url}/metrics", headers=scoped).status_code == 403
+    ops = {"Authorization": f"Bearer {server.keys.create(['*'], 'reader')[1]}"}
+    metrics = httpx.get(f"{server.url}/metrics", headers=ops).text
     assert "# TYPE graphmem_requests_total counter" in metrics
     assert 'route="/healthz"' in metrics
     server.client(["metrics"]).store("counted", namespace="metrics", importance=0.9)
-    metrics = httpx.get(f"{server.url}/metrics").text
-    assert ('graphmem_memories{namespace="metrics",status="active",tier="fast"} 1.0'
-            in metrics)
+    metrics = httpx.get(f"{server.url}/metrics", headers=ops).text
+    assert ('graphmem_memories{kind="memory",namespace="metrics",status="active",tier="fast"} '
+            '1.0' in metrics)
     assert "# TYPE graphmem_transitions_total counter" in metrics
 
 
@@ -281,7 +285,9 @@ def test_consolidation_routes(server: Server) -> None:
     assert httpx.post(url, json={"namespace": "cons"}, headers=w).status_code == 403
     run = httpx.post(url, json={"namespace": "cons"}, headers=h).json()
     assert run["status"] == "applied" and run["report"]["summaries"] == 1
-    assert [r["id"] for r in httpx.get(url, headers=w).json()] == [run["id"]]
+    listed = httpx.get(url, headers=w).json()
+    assert [r["id"] for r in listed if r["status"] != "dry_run"] == [run["id"]]
+    assert [r["id"] for r in listed if r["status"] == "dry_run"] == [dry.json()["id"]]
     md = httpx.get(f"{url}/{run['id']}", params={"format": "md"}, headers=w)
     assert md.status_code == 200 and md.text.startswith("# Consolidation run")
     page = httpx.get(f"{url}/{run['id']}", params={"format": "html"}, headers=w)
@@ -291,5 +297,6 @@ def test_consolidation_routes(server: Server) -> None:
     assert rolled["status"] == "rolled_back"
     other = {"Authorization": f"Bearer {server.keys.create(['elsewhere'], 'admin')[1]}"}
     assert httpx.get(f"{url}/{run['id']}", headers=other).status_code == 404
-    metrics = httpx.get(f"{server.url}/metrics").text
+    ops = {"Authorization": f"Bearer {server.keys.create(['*'], 'reader')[1]}"}
+    metrics = httpx.get(f"{server.url}/metrics", headers=ops).text
     assert 'graphmem_consolidation_runs{status="rolled_back"} 1.0' in metrics

@@ -141,7 +141,9 @@ def test_dry_run_writes_nothing(cmem: GraphMemory, clock: Clock) -> None:
     before = export(cmem)
     run = cmem.consolidate(namespace=NS, dry_run=True)
     assert run.status == "dry_run" and run.report["summaries"] == 3
-    assert export(cmem) == before and cmem.runs() == []
+    assert export(cmem) == before  # no memory or edge changed ...
+    assert [r["status"] for r in cmem.runs()] == ["dry_run"]  # ... but the run is kept
+    assert "memories about" in cmem.report(run.id, "md")
 
 
 def test_a_killed_run_resumes(cmem: GraphMemory, clock: Clock,
@@ -187,7 +189,7 @@ def test_recall_loss_holds_for_approval(cmem: GraphMemory, clock: Clock,
     before = export(cmem)
     monkeypatch.setattr(Consolidator, "_retrieval_check", lambda self, plan: {
         "queries": 10, "recall_before": 1.0, "recall_after": 0.5, "loss": 0.5,
-        "max_loss": 0.2})
+        "held_on": 0.5, "max_loss": 0.2})
     run = cmem.consolidate(namespace=NS)
     assert run.status == "pending_approval" and export(cmem) == before
     approved = cmem.approve(run.id)
@@ -309,17 +311,18 @@ def test_a_process_killed_mid_run_resumes(tmp_path: Path) -> None:
     seen = 0
     for line in proc.stdout:
         seen += line.strip() == "applied"
-        if seen == 5:
+        if seen == 1:  # one cluster written, the others not yet
             break
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert seen == 5
-    later = datetime(2027, 1, 2, tzinfo=UTC)
+    assert seen == 1
+    later = datetime(2027, 1, 1, 0, 1, tzinfo=UTC)  # its lease has not lapsed
     with GraphMemory.open(tmp_path, embedder=TopicEmbedder(), clock=lambda: later) as mem:
         [run] = mem.runs()
         assert run["status"] == "running"
-        mem.backend.release_lease(LEASE, run["id"])  # or wait for the lease to expire
-        done = mem.consolidate(namespace="bench")
+        holder = mem.backend.lease_holder(LEASE)
+        assert holder is not None and holder[1] > later  # the dead process's lease holds on
+        done = mem.consolidate(namespace="bench")  # ... and is taken over at once
         assert done.id == run["id"] and done.status == "applied"
         plan = mem.backend.get_run(run["id"])
         summaries = [m for m in mem.list_memories(namespace="bench", limit=10_000)
@@ -329,3 +332,70 @@ def test_a_process_killed_mid_run_resumes(tmp_path: Path) -> None:
         archived = {m.id for m in mem.list_memories(namespace="bench", status="archived",
                                                     limit=10_000)}
         assert archived == {m for c in expected for m in c["archive"]}
+
+
+KILLED_PLANNING = """
+import sys, time
+from datetime import UTC, datetime
+from graphmem import GraphMemory
+from graphmem.bench.consolidation_bench import TopicEmbedder
+from graphmem.consolidation import runner
+now = datetime(2027, 1, 1, tzinfo=UTC)
+mem = GraphMemory.open(sys.argv[1], embedder=TopicEmbedder(), clock=lambda: now)
+real = runner.Consolidator._retrieval_check
+def stuck(self, plan):
+    print("planning", flush=True)
+    time.sleep(60)
+runner.Consolidator._retrieval_check = stuck
+mem.consolidate(namespace="bench")
+"""
+
+
+def test_a_process_killed_while_planning_leaves_nothing_and_a_rerun_proceeds(
+        tmp_path: Path) -> None:
+    """SIGKILL during planning: no run record, and the lease it held is taken over at once."""
+    import signal
+    import sys
+
+    from graphmem.bench import synthetic
+    from graphmem.bench.consolidation_bench import TopicEmbedder
+
+    records = synthetic.records(200)
+    for r in records:
+        r.pop("session_id")
+        r["importance"] = 0.3
+    with GraphMemory.open(tmp_path, embedder=TopicEmbedder()) as mem:
+        mem.store_many(records, namespace="bench")
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_PLANNING, str(tmp_path)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "planning"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    later = datetime(2027, 1, 1, 0, 1, tzinfo=UTC)
+    with GraphMemory.open(tmp_path, embedder=TopicEmbedder(), clock=lambda: later) as mem:
+        assert mem.runs() == []  # nothing half-made
+        holder = mem.backend.lease_holder(LEASE)
+        assert holder is not None and f":{proc.pid}" in holder[0]
+        done = mem.consolidate(namespace="bench")
+        assert done.status == "applied" and done.report["summaries"] > 0
+
+
+def test_a_live_holder_keeps_the_lease(tmp_path: Path, clock: Clock) -> None:
+    import os
+    import socket
+
+    with GraphMemory.open(tmp_path, clock=clock, embedder=FakeEmbedder()) as mem:
+        alive = f"run-x@{socket.gethostname()}:{os.getppid()}"
+        assert mem.backend.acquire_lease(LEASE, alive, clock.now + timedelta(minutes=10),
+                                         clock.now)
+        with pytest.raises(ConflictError, match="in progress"):
+            mem.consolidate()
+        other_host = "run-y@another-host:1"
+        mem.backend.release_lease(LEASE, alive)
+        assert mem.backend.acquire_lease(LEASE, other_host, clock.now + timedelta(minutes=10),
+                                         clock.now)
+        with pytest.raises(ConflictError):
+            mem.consolidate()  # another host: wait for its heartbeat to lapse
+        clock.advance(minutes=11)
+        assert mem.consolidate().status == "applied"
