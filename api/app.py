@@ -233,6 +233,18 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         mem = memory or GraphMemory.open(settings.data, config=settings.memory_config())
         state["mem"] = mem
+
+        def warm_up() -> None:  # load the model now, off the event loop; /readyz waits for it
+            try:
+                mem.embedder.embed(["graphmem is warming up"])
+                state["model_ready"] = True
+            except Exception as exc:  # reported by /readyz
+                state["model_error"] = str(exc)
+                log.error("the embedding model did not load: %s", exc)
+
+        import threading
+
+        threading.Thread(target=warm_up, name="graphmem-warm-up", daemon=True).start()
         scheduler = None
         if settings.scheduler:
             from graphmem.scheduler import start_scheduler
@@ -468,10 +480,15 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
 
     @app.get("/readyz", tags=["operations"])
     def readyz() -> JSONResponse:
+        """Ready when the store answers a query and the embedding model is loaded (the
+        first search would otherwise wait for it)."""
         try:
             mem().backend.ping()
         except GraphMemError as exc:
             return _error(503, "not_ready", str(exc))
+        if not state.get("model_ready"):
+            why = state.get("model_error") or "the embedding model is still loading"
+            return _error(503, "not_ready", why)
         return JSONResponse({"status": "ready"})
 
     app.mount("/mcp", McpAuth(mcp_app, settings, keys))

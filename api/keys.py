@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import secrets
 import sqlite3
 import time
@@ -41,6 +42,8 @@ class KeyStore:
 
     def _conn(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.path.exists():  # key hashes are private: created 0600
+            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
         conn = sqlite3.connect(self.path, timeout=10)
         conn.execute("CREATE TABLE IF NOT EXISTS api_keys (id TEXT PRIMARY KEY, hash TEXT "
                      "UNIQUE NOT NULL, namespaces TEXT NOT NULL, role TEXT NOT NULL, "

@@ -11,6 +11,7 @@ import enum
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Collection, Iterator, Sequence
@@ -165,6 +166,8 @@ class SQLiteStore:
             raise StoreError(f"cannot create data folder {self.folder}: {exc}") from exc
         self._folder_lock.acquire()
         try:
+            # memories are private: the database (and so its -wal / -shm) is created 0600
+            os.close(os.open(self.folder / DB_FILE, os.O_RDWR | os.O_CREAT, 0o600))
             conn = sqlite3.connect(self.folder / DB_FILE, isolation_level=None,
                                    check_same_thread=False)
             conn.execute("PRAGMA journal_mode = WAL")

@@ -137,3 +137,48 @@ def test_metrics_public_names_no_namespace(tmp_path: Path) -> None:
             thread.join(timeout=10)
     assert 'graphmem_memories{kind="memory",status="active",tier="medium"} 1.0' in text
     assert "tenant-secret-name" not in text
+
+
+def test_readyz_waits_for_the_embedding_model(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    import uvicorn
+    from graphmem.api.app import create_app
+    from graphmem.api.settings import Settings
+
+    from graphmem import GraphMemory
+    from tests.api.test_rest import _free_port
+    from tests.conftest import FakeEmbedder
+
+    loaded = threading.Event()
+
+    class SlowModel(FakeEmbedder):
+        def embed(self, texts: Any) -> Any:
+            loaded.wait(30)  # the model is loading
+            return super().embed(texts)
+
+    with GraphMemory.open(tmp_path / "d", embedder=SlowModel()) as mem:
+        port = _free_port()
+        settings = Settings(data=str(tmp_path / "d"), keys_file=tmp_path / "k.db", port=port,
+                            scheduler=False)
+        server = uvicorn.Server(uvicorn.Config(create_app(settings, memory=mem),
+                                               host="127.0.0.1", port=port, log_level="warning"))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        while not server.started:
+            time.sleep(0.05)
+        try:
+            url = f"http://127.0.0.1:{port}/readyz"
+            r = httpx.get(url)
+            assert r.status_code == 503 and "loading" in r.json()["error"]["message"]
+            assert httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200
+            loaded.set()
+            deadline = time.monotonic() + 10
+            while httpx.get(url).status_code != 200:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        finally:
+            loaded.set()
+            server.should_exit = True
+            thread.join(timeout=10)

@@ -93,3 +93,29 @@ def test_second_owner_is_refused(tmp_path: Path) -> None:
     again = SQLiteStore(tmp_path)
     again.open()
     again.close()
+
+
+def test_files_are_private_and_a_deleted_lock_file_keeps_the_lock(tmp_path: Path) -> None:
+    import stat
+
+    from graphmem.api.keys import KeyStore
+
+    from graphmem.errors import StoreLockedError
+
+    first = SQLiteStore(tmp_path)
+    first.open()
+    try:
+        for name in ("graphmem.db", "graphmem.lock"):
+            assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600, name
+        (tmp_path / "graphmem.lock").unlink()  # an operator "fixing" a stale lock by hand
+        second = SQLiteStore(tmp_path)
+        with pytest.raises(StoreLockedError, match="in use by another process"):
+            second.open()
+    finally:
+        first.close()
+    again = SQLiteStore(tmp_path)  # released: the next owner gets in
+    again.open()
+    again.close()
+    keys = KeyStore(tmp_path / "keys.db")
+    keys.create(["a"], "reader")
+    assert stat.S_IMODE((tmp_path / "keys.db").stat().st_mode) == 0o600
