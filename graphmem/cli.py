@@ -507,9 +507,12 @@ def keys() -> None:
 
 
 def _keystore(data: Path) -> Any:
+    """The server's key file: ``GRAPHMEM_KEYS_FILE`` when set (as in the compose file),
+    else ``keys.db`` in the data folder - the same rule ``graphmem serve`` follows."""
     from graphmem.api.keys import KeyStore
+    from graphmem.api.settings import Settings
 
-    return KeyStore(data / "keys.db")
+    return KeyStore(Settings.from_env(data=str(data)).keys_path())
 
 
 @keys.command("create")

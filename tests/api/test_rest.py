@@ -258,6 +258,17 @@ def test_docker_compose_file_is_valid() -> None:
     neo4j, api = doc["services"]["neo4j"], doc["services"]["graphmem"]
     assert neo4j["image"] == "neo4j:5" and neo4j["environment"]["NEO4J_PLUGINS"] == "[]"
     assert "RETURN 1" in " ".join(neo4j["healthcheck"]["test"])
+    import re
+
+    for name, service in doc["services"].items():
+        # "$${VAR}" reaches the container as "${VAR}": the container must define VAR
+        check = " ".join(service.get("healthcheck", {}).get("test", []))
+        for var in re.findall(r"\$\$\{?([A-Z_][A-Z0-9_]*)", check):
+            assert var in service.get("environment", {}), (name, var)
+    docker = (root / "Dockerfile").read_text()
+    assert re.search(r"^USER (?!root)\w+", docker, re.MULTILINE)  # not root
+    ignored = (root / ".dockerignore").read_text().split()
+    assert {".venv", ".git", "graphmem-data"} <= set(ignored)
     assert any(v.startswith("neo4j-data:") for v in neo4j["volumes"])
     assert api["depends_on"]["neo4j"]["condition"] == "service_healthy"
     assert "/readyz" in " ".join(api["healthcheck"]["test"])
@@ -300,3 +311,22 @@ def test_consolidation_routes(server: Server) -> None:
     ops = {"Authorization": f"Bearer {server.keys.create(['*'], 'reader')[1]}"}
     metrics = httpx.get(f"{server.url}/metrics", headers=ops).text
     assert 'graphmem_consolidation_runs{status="rolled_back"} 1.0' in metrics
+
+
+def test_keys_create_writes_where_serve_reads(tmp_path: Path) -> None:
+    """README's compose step: `graphmem keys create` honours GRAPHMEM_KEYS_FILE as serve does."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    gm = shutil.which("graphmem", path=str(Path(sys.executable).parent))
+    assert gm
+    env = {**os.environ, "GRAPHMEM_KEYS_FILE": str(tmp_path / "keys" / "keys.db")}
+    out = subprocess.run([gm, "keys", "create", "--data", str(tmp_path / "data"), "-n", "*",
+                          "--role", "admin"], capture_output=True, text=True, env=env,
+                         timeout=120, check=True)
+    key = out.stdout.strip().splitlines()[-1].split()[-1]
+    found = KeyStore(tmp_path / "keys" / "keys.db").verify(key)
+    assert found is not None and found.role == "admin" and "*" in found.namespaces
+    assert not (tmp_path / "data" / "keys.db").exists()
