@@ -433,10 +433,13 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
     def start_run(body: s.RunIn, who: Auth) -> dict[str, Any]:
         if body.namespace is None and "*" not in who.namespaces:
             raise ApiError(403, "forbidden", "a run over every namespace needs a key for *")
+        # a dry run is saved and costs a whole clustering: never a reader's to start
+        role = "writer" if body.dry_run else "admin"
         if body.namespace is not None:
-            scope(who, body.namespace, "writer" if body.dry_run else "admin")
-        elif not body.dry_run and not who.at_least("admin"):
-            raise ApiError(403, "forbidden", "this needs the admin role")
+            scope(who, body.namespace, role)
+        elif not who.at_least(role):
+            raise ApiError(403, "forbidden", f"this needs the {role} role; the key is "
+                                             f"{who.role}")
         return _run_out(mem().consolidate(body.namespace, dry_run=body.dry_run))
 
     @app.get("/v1/consolidation/runs", tags=["consolidation"])

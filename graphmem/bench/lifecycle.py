@@ -35,9 +35,10 @@ from typing import Any
 from graphmem import GraphMemory
 from graphmem.bench.locomo import CachedEmbedder, Conversation, conversations
 from graphmem.dynamics import next_change
-from graphmem.models import RelationType, Status
+from graphmem.models import RelationType, Status, Tier
 
 TICK = timedelta(minutes=15)
+FF_LIMIT = 3  # fast_first is timed on recalls of this many results
 DAY = timedelta(days=1)
 TAIL = timedelta(days=30)
 
@@ -71,6 +72,10 @@ class ConvResult:
     held_for_approval: int = 0
     recall_queries: int = 0
     transitions: dict[str, int] = field(default_factory=dict)
+    #: fast_first against weighted on the same recalls (ms): when the fast tier sufficed,
+    #: and when it fell through
+    timing: dict[str, list[float]] = field(default_factory=lambda: {
+        "weighted": [], "fast_first_sufficed": [], "fast_first_fell_through": []})
     seconds: float = 0.0
 
     @property
@@ -78,7 +83,8 @@ class ConvResult:
         return self.active / self.stored if self.stored else 1.0
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k != "name"}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("name", "timing")}
+        out["fast_first"] = _timing(self.timing)
         for k in ("static_r10", "static_mrr", "strict_r10", "lineage_r10"):
             out[k] = round(out[k], 4)
         out["active_share"] = round(self.active_share, 4)
@@ -219,6 +225,18 @@ def run_conversation(conv: Conversation, emb: Any, config: Any = None,
                 jobs.advance(when)
                 id_map.update(_store(mem, conv, turns))
                 for t in turns:  # an agent recalling before it replies
+                    t0 = time.perf_counter()
+                    mem.retrieve(t["content"], namespace=conv.name, limit=FF_LIMIT,
+                                 record_access=False)
+                    t1 = time.perf_counter()
+                    fast = mem.retrieve(t["content"], namespace=conv.name, limit=FF_LIMIT,
+                                        strategy="fast_first", record_access=False)
+                    t2 = time.perf_counter()
+                    sufficed = len(fast) == FF_LIMIT and all(
+                        r.memory.tier is Tier.FAST for r in fast)
+                    res.timing["weighted"].append(t1 - t0)
+                    res.timing["fast_first_sufficed" if sufficed
+                               else "fast_first_fell_through"].append(t2 - t1)
                     mem.retrieve(t["content"], namespace=conv.name, limit=10)
                     res.recall_queries += 1
                 jobs.dirty = True
@@ -248,6 +266,17 @@ def run_conversation(conv: Conversation, emb: Any, config: Any = None,
             _census(mem, conv, id_map, covered, res)
     res.seconds = time.perf_counter() - t0
     return res
+
+
+def _timing(t: dict[str, list[float]]) -> dict[str, Any]:
+    def p50(xs: list[float]) -> float | None:
+        return round(sorted(xs)[len(xs) // 2] * 1000, 2) if xs else None
+
+    return {"recalls": len(t["weighted"]), "limit": FF_LIMIT,
+            "sufficed": len(t["fast_first_sufficed"]),
+            "weighted_p50_ms": p50(t["weighted"]),
+            "sufficed_p50_ms": p50(t["fast_first_sufficed"]),
+            "fell_through_p50_ms": p50(t["fast_first_fell_through"])}
 
 
 def _lineage(mem: GraphMemory, ns: str) -> dict[str, set[str]]:
@@ -331,6 +360,9 @@ def run_lifecycle(folder: Path, *, convs: Iterable[str] | None = None, embedder:
         "evidence_expired": sum(r.evidence_expired for r in results),
         "ledger_ok": all(r.ledger_ok for r in results),
     }
+    timing: dict[str, list[float]] = {k: [x for r in results for x in r.timing[k]]
+                                      for k in results[0].timing}
+    overall["fast_first"] = _timing(timing)
     overall["strict_vs_static"] = round(overall["strict_r10"] / overall["static_r10"], 4)
     overall["lineage_vs_static"] = round(overall["lineage_r10"] / overall["static_r10"], 4)
     return {"overall": overall, "conversations": {r.name: r.to_dict() for r in results},
@@ -354,4 +386,9 @@ def table(r: dict[str, Any]) -> str:
                  f"{o['lineage_r10']:.3f} ({o['lineage_vs_static']:.2f}x) | "
                  f"{o['active']} / {o['stored']} ({o['active_share']:.2f}) | | "
                  f"{o['evidence_archived']} | {'ok' if o['ledger_ok'] else 'BROKEN'} | |")
+    f = o["fast_first"]
+    lines += ["", f"fast_first vs weighted on {f['recalls']} recalls of {f['limit']} (p50 ms): "
+              f"weighted {f['weighted_p50_ms']}; fast_first {f['sufficed_p50_ms']} when the "
+              f"fast tier sufficed ({f['sufficed']} recalls), {f['fell_through_p50_ms']} when "
+              "it fell through"]
     return "\n".join(lines)

@@ -182,3 +182,14 @@ def test_readyz_waits_for_the_embedding_model(tmp_path: Path) -> None:
             loaded.set()
             server.should_exit = True
             thread.join(timeout=10)
+
+
+def test_a_reader_cannot_start_a_consolidation(srv: tuple[Server, dict[str, str]]) -> None:
+    server, _ = srv
+    reader = {"Authorization": f"Bearer {server.keys.create(['*'], 'reader')[1]}"}
+    url = f"{server.url}/v1/consolidation/runs"
+    for body in ({"dry_run": True}, {"dry_run": True, "namespace": "A"}, {},
+                 {"namespace": "A"}):
+        r = httpx.post(url, json=body, headers=reader)
+        assert r.status_code == 403, (body, r.text)
+    assert [x for x in server.mem.runs()] == []
