@@ -234,17 +234,17 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
         mem = memory or GraphMemory.open(settings.data, config=settings.memory_config())
         state["mem"] = mem
 
-        def warm_up() -> None:  # load the model now, off the event loop; /readyz waits for it
+        def warm_up() -> None:  # load the model before serving; /readyz reports a failure
             try:
                 mem.embedder.embed(["graphmem is warming up"])
                 state["model_ready"] = True
-            except Exception as exc:  # reported by /readyz
-                state["model_error"] = str(exc)
+            except Exception as exc:
+                state["model_error"] = f"the embedding model did not load: {exc}"
                 log.error("the embedding model did not load: %s", exc)
 
-        import threading
+        import anyio.to_thread
 
-        threading.Thread(target=warm_up, name="graphmem-warm-up", daemon=True).start()
+        await anyio.to_thread.run_sync(warm_up)  # off the event loop, before the first request
         scheduler = None
         if settings.scheduler:
             from graphmem.scheduler import start_scheduler

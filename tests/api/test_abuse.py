@@ -139,7 +139,8 @@ def test_metrics_public_names_no_namespace(tmp_path: Path) -> None:
     assert "tenant-secret-name" not in text
 
 
-def test_readyz_waits_for_the_embedding_model(tmp_path: Path) -> None:
+def test_the_model_is_loaded_before_serving_and_readyz_reports_a_failure(
+        tmp_path: Path) -> None:
     import threading
     import time
 
@@ -151,45 +152,40 @@ def test_readyz_waits_for_the_embedding_model(tmp_path: Path) -> None:
     from tests.api.test_rest import _free_port
     from tests.conftest import FakeEmbedder
 
-    loaded = threading.Event()
-
     class SlowModel(FakeEmbedder):
+        loaded = False
+
         def embed(self, texts: Any) -> Any:
-            loaded.wait(30)  # the model is loading
+            if not self.loaded:
+                time.sleep(1.0)  # the model is loading
+                self.loaded = True
             return super().embed(texts)
 
-    with GraphMemory.open(tmp_path / "d", embedder=SlowModel()) as mem:
-        port = _free_port()
-        settings = Settings(data=str(tmp_path / "d"), keys_file=tmp_path / "k.db", port=port,
-                            scheduler=False)
-        server = uvicorn.Server(uvicorn.Config(create_app(settings, memory=mem),
-                                               host="127.0.0.1", port=port, log_level="warning"))
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        while not server.started:
-            time.sleep(0.05)
-        try:
-            url = f"http://127.0.0.1:{port}/readyz"
-            r = httpx.get(url)
-            assert r.status_code == 503 and "loading" in r.json()["error"]["message"]
-            assert httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200
-            loaded.set()
-            deadline = time.monotonic() + 10
-            while httpx.get(url).status_code != 200:
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
-        finally:
-            loaded.set()
-            server.should_exit = True
-            thread.join(timeout=10)
+    class BrokenModel(FakeEmbedder):
+        def embed(self, texts: Any) -> Any:
+            raise RuntimeError("no weights")
 
-
-def test_a_reader_cannot_start_a_consolidation(srv: tuple[Server, dict[str, str]]) -> None:
-    server, _ = srv
-    reader = {"Authorization": f"Bearer {server.keys.create(['*'], 'reader')[1]}"}
-    url = f"{server.url}/v1/consolidation/runs"
-    for body in ({"dry_run": True}, {"dry_run": True, "namespace": "A"}, {},
-                 {"namespace": "A"}):
-        r = httpx.post(url, json=body, headers=reader)
-        assert r.status_code == 403, (body, r.text)
-    assert [x for x in server.mem.runs()] == []
+    for model, ready in ((SlowModel(), 200), (BrokenModel(), 503)):
+        folder = tmp_path / type(model).__name__
+        with GraphMemory.open(folder, embedder=model) as mem:
+            port = _free_port()
+            settings = Settings(data=str(folder), keys_file=tmp_path / "k.db", port=port,
+                                scheduler=False)
+            server = uvicorn.Server(uvicorn.Config(create_app(settings, memory=mem),
+                                                   host="127.0.0.1", port=port,
+                                                   log_level="critical"))
+            thread = threading.Thread(target=server.run, daemon=True)
+            thread.start()
+            while not server.started:
+                time.sleep(0.01)
+            try:
+                if isinstance(model, SlowModel):
+                    assert model.loaded  # loaded before the first request was accepted
+                r = httpx.get(f"http://127.0.0.1:{port}/readyz")
+                assert r.status_code == ready, r.text
+                if ready == 503:
+                    assert "did not load" in r.json()["error"]["message"]
+                assert httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200
+            finally:
+                server.should_exit = True
+                thread.join(timeout=10)
