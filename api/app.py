@@ -12,9 +12,9 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from graphmem.api import schemas as s
@@ -40,6 +40,11 @@ class ApiError(Exception):
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
+
+
+_FIELD_CODES = (("content", "invalid_content"), ("query", "invalid_input"),
+                ("importance", "invalid_importance"), ("namespace", "invalid_namespace"),
+                ("relations", "invalid_relation"))
 
 
 def _error(status: int, code: str, message: str) -> JSONResponse:
@@ -159,6 +164,12 @@ class Guard:
             return
         path: str = scope.get("path", "")
         headers = dict(scope.get("headers") or [])
+        if self.settings.dev_no_auth:  # no keys: only loopback names (no DNS rebinding)
+            host = headers.get(b"host", b"").decode("latin-1").rsplit(":", 1)[0].strip("[]")
+            if host not in ("127.0.0.1", "localhost", "::1") and not host.startswith("127."):
+                await _error(421, "misdirected_request", "without API keys only loopback "
+                             "host names are served")(scope, receive, send)
+                return
         if not self.settings.dev_no_auth and path.startswith(("/v1/", "/mcp")):
             auth = headers.get(b"authorization", b"").decode("latin-1")
             key = auth[len("Bearer "):].strip() if auth.startswith("Bearer ") else ""
@@ -203,7 +214,9 @@ class Guard:
         await self.app(scope, replay, send)
 
 
-NsQuery = Annotated[str, Query(description="the namespace", examples=["agent-42"])]
+NsQuery = Annotated[str, Query(description="the namespace", examples=["agent-42"],
+                               pattern=s.NS_PATTERN)]
+MemoryIdPath = Annotated[str, Path(description="a memory id", pattern=s.ID_PATTERN)]
 
 
 def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> FastAPI:
@@ -292,14 +305,28 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         codes = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}
-        return _error(exc.status_code, codes.get(exc.status_code, "http_error"),
-                      str(exc.detail))
+        response = _error(exc.status_code, codes.get(exc.status_code, "http_error"),
+                          str(exc.detail))
+        for name, value in (exc.headers or {}).items():
+            response.headers[name] = value
+        if exc.status_code == 405:  # every method the path takes (one route per method)
+            from starlette.routing import Match
+
+            allowed = sorted({m for r in request.app.router.routes
+                              if r.matches(request.scope)[0] is not Match.NONE
+                              for m in getattr(r, "methods", None) or ()})
+            if allowed:
+                response.headers["Allow"] = ", ".join(allowed)
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(x) for x in first.get("loc", ()) if x != "body")
-        return _error(422, "invalid_request", f"{where}: {first.get('msg', 'invalid request')}"
+        loc = [str(x) for x in first.get("loc", ()) if x != "body"]
+        where = ".".join(loc)
+        # the schema checks what the core would: answer with the core's error codes
+        code = next((c for field, c in _FIELD_CODES if field in loc), "invalid_request")
+        return _error(422, code, f"{where}: {first.get('msg', 'invalid request')}"
                       if where else str(first.get("msg", "invalid request")))
 
     @app.middleware("http")
@@ -340,36 +367,36 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
         return mem().store_many([item(single)], namespace=ns)[0].to_dict()
 
     @app.get("/v1/memories/{memory_id}", response_model=s.MemoryOut, tags=["memories"])
-    def get_memory(memory_id: str, namespace: NsQuery, who: Auth) -> Any:
+    def get_memory(memory_id: MemoryIdPath, namespace: NsQuery, who: Auth) -> Any:
         return mem().get(memory_id, namespace=scope(who, namespace)).to_dict()
 
     @app.patch("/v1/memories/{memory_id}", response_model=s.MemoryOut, tags=["memories"])
-    def patch_memory(memory_id: str, namespace: NsQuery, body: s.MemoryPatch,
+    def patch_memory(memory_id: MemoryIdPath, namespace: NsQuery, body: s.MemoryPatch,
                      who: Auth) -> Any:
         return mem().update(memory_id, namespace=scope(who, namespace, "writer"),
                             **body.model_dump(exclude_none=True)).to_dict()
 
     @app.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"])
-    def delete_memory(memory_id: str, namespace: NsQuery, who: Auth) -> Response:
+    def delete_memory(memory_id: MemoryIdPath, namespace: NsQuery, who: Auth) -> Response:
         mem().delete(memory_id, namespace=scope(who, namespace, "writer"))
         return Response(status_code=204)
 
     @app.post("/v1/memories/{memory_id}/pin", response_model=s.MemoryOut, tags=["memories"])
-    def pin(memory_id: str, namespace: NsQuery, who: Auth) -> Any:
+    def pin(memory_id: MemoryIdPath, namespace: NsQuery, who: Auth) -> Any:
         return mem().pin(memory_id, namespace=scope(who, namespace, "writer")).to_dict()
 
     @app.post("/v1/memories/{memory_id}/unpin", response_model=s.MemoryOut, tags=["memories"])
-    def unpin(memory_id: str, namespace: NsQuery, who: Auth) -> Any:
+    def unpin(memory_id: MemoryIdPath, namespace: NsQuery, who: Auth) -> Any:
         return mem().unpin(memory_id, namespace=scope(who, namespace, "writer")).to_dict()
 
     @app.post("/v1/memories/{memory_id}/restore", response_model=s.MemoryOut,
               tags=["memories"])
-    def restore(memory_id: str, namespace: NsQuery, who: Auth) -> Any:
+    def restore(memory_id: MemoryIdPath, namespace: NsQuery, who: Auth) -> Any:
         return mem().restore(memory_id, namespace=scope(who, namespace, "writer")).to_dict()
 
     @app.post("/v1/memories/{memory_id}/feedback", response_model=s.MemoryOut,
               tags=["memories"])
-    def feedback(memory_id: str, namespace: NsQuery, body: s.FeedbackIn, who: Auth) -> Any:
+    def feedback(memory_id: MemoryIdPath, namespace: NsQuery, body: s.FeedbackIn, who: Auth) -> Any:
         return mem().feedback(memory_id, namespace=scope(who, namespace, "writer"),
                               **body.model_dump()).to_dict()
 
@@ -383,7 +410,7 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
 
     @app.get("/v1/memories/{memory_id}/relations", response_model=list[s.RelationOut],
              tags=["relations"])
-    def list_relations(memory_id: str, namespace: NsQuery, who: Auth) -> Any:
+    def list_relations(memory_id: MemoryIdPath, namespace: NsQuery, who: Auth) -> Any:
         return [r.to_dict() for r in mem().relations(memory_id,
                                                      namespace=scope(who, namespace))]
 
@@ -397,7 +424,9 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
     def _options(body: s.SearchIn) -> dict[str, Any]:
         return {"limit": body.limit, "tiers": body.tiers, "min_similarity":
                 body.min_similarity, "strategy": body.strategy, "depth": body.depth,
-                "filters": body.filters, "include_archived": body.include_archived}
+                "filters": (body.filters.model_dump(exclude_none=True)
+                            if body.filters is not None else None),
+                "include_archived": body.include_archived}
 
     @app.post("/v1/search", response_model=list[s.ResultOut], tags=["retrieval"])
     def search(body: s.SearchIn, who: Auth) -> Any:
@@ -415,8 +444,9 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
             body.query, namespace=scope(who, body.namespace), **_options(body))]
 
     @app.get("/v1/search/timeline", response_model=list[s.MemoryOut], tags=["retrieval"])
-    def timeline(anchor_id: str, namespace: NsQuery, who: Auth, before: int = 3,
-                 after: int = 3) -> Any:
+    def timeline(anchor_id: Annotated[str, Query(pattern=s.ID_PATTERN)], namespace: NsQuery,
+                 who: Auth, before: Annotated[int, Query(ge=0, le=100)] = 3,
+                 after: Annotated[int, Query(ge=0, le=100)] = 3) -> Any:
         return [m.to_dict() for m in mem().timeline(anchor_id, namespace=scope(who, namespace),
                                                     before=before, after=after)]
 
@@ -447,7 +477,8 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
         return [r for r in mem().runs() if who.may_use(r["namespace"] or "*")]
 
     @app.get("/v1/consolidation/runs/{run_id}", tags=["consolidation"], response_model=None)
-    def get_run(run_id: str, who: Auth, format: str = "json") -> Any:
+    def get_run(run_id: str, who: Auth,
+                format: Literal["json", "md", "html"] = "json") -> Any:
         data = _visible_run(who, run_id)
         if format == "json":
             return {"id": data["id"], "status": data["status"], "report": data["report"]}

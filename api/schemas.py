@@ -3,12 +3,51 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-Namespace = Field(description="the tenant: every call is scoped to one namespace",
-                  examples=["agent-42"])
+# The request schema states every constraint validation enforces (schemathesis checks that a
+# schema-valid request is accepted). Patterns are full matches; no stored text holds a control
+# character other than tab, newline and carriage return (graphmem.validation).
+_CTRL = "\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f"
+NS_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$"
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+TEXT_PATTERN = f"^[^{_CTRL}]*$"
+CONTENT_PATTERN = f"^[^{_CTRL}]*[^{_CTRL}\\s][^{_CTRL}]*$"  # not only whitespace
+# years 1 and 9999 with an offset can fall outside what UTC can represent
+DATE_PATTERN = r"^(?!0001-|9999-)"
+
+NamespaceStr = Annotated[str, Field(pattern=NS_PATTERN, examples=["agent-42"],
+                                    description="the tenant: every call is scoped to one "
+                                                "namespace")]
+IdStr = Annotated[str, Field(pattern=ID_PATTERN)]
+ShortText = Annotated[str, Field(max_length=256, pattern=TEXT_PATTERN)]
+Content = Annotated[str, Field(min_length=1, max_length=32_000, pattern=CONTENT_PATTERN,
+                               examples=["The deploy failed: the migration locked the users "
+                                         "table"])]
+def _integral(value: Any) -> Any:
+    """JSON Schema counts 84.0 as an integer: so does this API (strict otherwise)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Limit = Annotated[int, Field(ge=1, le=100), BeforeValidator(_integral)]
+Depth = Annotated[int, Field(ge=0, le=2), BeforeValidator(_integral)]
+Unit = Annotated[float, Field(ge=0, le=1)]
+Score = Annotated[float, Field(ge=-1, le=1)]
+TierName = Literal["fast", "medium", "slow", "glacial"]
+CallerRelation = Literal["CAUSES", "REFERENCES", "SIMILAR_TO", "CONTRADICTS"]
+AnyRelation = Literal["CAUSES", "REFERENCES", "SIMILAR_TO", "CONTRADICTS", "SUMMARIZES",
+                      "FOLLOWS"]
+MetaValue = Annotated[str, Field(pattern=TEXT_PATTERN)] | int | float | bool | None
+Metadata = Annotated[dict[Annotated[str, Field(pattern=TEXT_PATTERN)], MetaValue],
+                     Field(max_length=64, description="flat: string, number, boolean or null "
+                                                      "values",
+                           json_schema_extra={"additionalProperties": False})]
+Timestamp = Annotated[datetime, Field(strict=False, description="ISO 8601; defaults to now",
+                                      json_schema_extra={"pattern": DATE_PATTERN})]
 
 
 class _In(BaseModel):
@@ -17,76 +56,88 @@ class _In(BaseModel):
 
 
 class RelationIn(_In):
-    type: str = Field(examples=["CAUSES"], description="CAUSES | REFERENCES | SIMILAR_TO | "
-                      "CONTRADICTS")
-    target_id: str
+    type: CallerRelation = Field(examples=["CAUSES"])
+    target_id: IdStr = Field(description="another memory: never the memory itself")
     direction: Literal["out", "in"] = "out"
-    score: float | None = None
+    score: Score | None = None
 
 
 class MemoryItem(_In):
-    content: str = Field(examples=["The deploy failed: the migration locked the users table"])
-    importance: float = Field(default=0.5, examples=[0.8])
-    tier: str | None = None
-    relations: list[RelationIn] = []
-    metadata: dict[str, Any] | None = None
-    session_id: str | None = None
-    created_at: datetime | None = Field(default=None, strict=False,
-                                        description="ISO 8601; defaults to now")
-    source: str | None = None
-    topic: str | None = None
+    content: Content
+    importance: Unit = Field(default=0.5, examples=[0.8])
+    tier: TierName | None = None
+    relations: list[RelationIn] = Field(default=[], max_length=1000)
+    metadata: Metadata | None = None
+    session_id: ShortText | None = None
+    created_at: Timestamp | None = None
+    source: ShortText | None = None
+    topic: ShortText | None = None
     pinned: bool = False
-    id: str | None = None
+    id: IdStr | None = None
 
 
 class MemoryCreate(MemoryItem):
-    namespace: str = Namespace
+    namespace: NamespaceStr
 
 
 class BatchCreate(_In):
-    namespace: str = Namespace
-    items: list[MemoryItem] = Field(description="written atomically: all or nothing")
+    namespace: NamespaceStr
+    items: list[MemoryItem] = Field(min_length=1, max_length=1000,
+                                    description="written atomically: all or nothing")
 
 
 class MemoryPatch(_In):
-    content: str | None = None
-    importance: float | None = None
-    tier: str | None = None
-    metadata: dict[str, Any] | None = None
-    source: str | None = None
-    topic: str | None = None
+    content: Content | None = None
+    importance: Unit | None = None
+    tier: TierName | None = None
+    metadata: Metadata | None = None
+    source: ShortText | None = None
+    topic: ShortText | None = None
 
 
 class FeedbackIn(_In):
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={
+        "anyOf": [{"required": ["useful"], "properties": {"useful": {"type": "boolean"}}},
+                  {"required": ["outcome"],
+                   "properties": {"outcome": {"enum": ["success", "failure"]}}}]})
+
     useful: bool | None = None
     outcome: Literal["success", "failure"] | None = None
-    predicted_relevance: float | None = None
+    predicted_relevance: Unit | None = None
 
 
 class RelationCreate(_In):
-    namespace: str = Namespace
-    source_id: str
-    target_id: str
-    type: str = Field(examples=["CAUSES"])
-    score: float | None = None
+    namespace: NamespaceStr
+    source_id: IdStr
+    target_id: IdStr = Field(description="another memory than source_id")
+    type: CallerRelation = Field(examples=["CAUSES"])
+    score: Score | None = None
 
 
 class RelationDelete(_In):
-    namespace: str = Namespace
-    source_id: str
-    target_id: str
-    type: str
+    namespace: NamespaceStr
+    source_id: IdStr
+    target_id: IdStr
+    type: AnyRelation
+
+
+class Filters(_In):
+    source: ShortText | None = None
+    session_id: ShortText | None = None
+    topic: ShortText | None = None
+    kind: Literal["memory", "summary"] | None = None
+    metadata: Metadata | None = None
 
 
 class SearchIn(_In):
-    namespace: str = Namespace
-    query: str = Field(examples=["why did the deploy fail?"])
-    limit: int = 10
-    tiers: list[str] | None = None
-    min_similarity: float | None = None
+    namespace: NamespaceStr
+    query: Content = Field(examples=["why did the deploy fail?"])
+    limit: Limit = 10
+    tiers: Annotated[list[TierName], Field(min_length=1)] | None = None
+    min_similarity: Score | None = None
     strategy: Literal["weighted", "fast_first", "comprehensive"] | None = None
-    depth: int | None = None
-    filters: dict[str, Any] | None = None
+    depth: Depth | None = None
+    filters: Filters | None = None
     explain: bool = Field(default=True, description="include score terms and paths")
     include_archived: bool | None = Field(
         default=None, description="also reach archived memories through the summaries that "
@@ -97,8 +148,8 @@ class SearchIn(_In):
 
 
 class EntriesIn(_In):
-    namespace: str = Namespace
-    ids: list[str]
+    namespace: NamespaceStr
+    ids: list[IdStr] = Field(min_length=1, max_length=100)
 
 
 class MemoryOut(BaseModel):
@@ -167,5 +218,6 @@ class ErrorOut(BaseModel):
 
 
 class RunIn(_In):
-    namespace: str | None = Field(default=None, description="one namespace, or null for all")
+    namespace: NamespaceStr | None = Field(default=None,
+                                           description="one namespace, or null for all")
     dry_run: bool = Field(default=False, description="compute the report, write nothing")

@@ -25,7 +25,7 @@ from graphmem.consolidation import policy
 from graphmem.consolidation.summarise import KeyPhrases, summarise
 
 from graphmem import dynamics
-from graphmem.errors import ConflictError, NotFoundError, ValidationError
+from graphmem.errors import ConflictError, NotFoundError
 from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status, Tier
 from graphmem.store.base import WriteBatch
 from graphmem.text import content_hash, is_chit_chat, preview
@@ -115,7 +115,7 @@ class Consolidator:
     def approve(self, run_id: str) -> ConsolidationRun:
         data = self._get(run_id)
         if data["status"] != "pending_approval":
-            raise ValidationError(f"run {run_id} is {data['status']}, not pending_approval")
+            raise ConflictError(f"run {run_id} is {data['status']}, not pending_approval")
         with self._lease(run_id, self.mem.clock()):
             data["status"] = data["report"]["status"] = "running"
             data["approved_at"] = self.mem.clock().isoformat()
@@ -126,7 +126,7 @@ class Consolidator:
     def rollback(self, run_id: str) -> ConsolidationRun:
         data = self._get(run_id)
         if data["status"] not in ("applied", "running"):
-            raise ValidationError(f"run {run_id} is {data['status']}: nothing to roll back")
+            raise ConflictError(f"run {run_id} is {data['status']}: nothing to roll back")
         with self._lease(run_id, self.mem.clock()):
             for c in data["clusters"]:
                 # applied = its summary exists (progress is saved every few seconds only)

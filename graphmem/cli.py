@@ -397,8 +397,11 @@ def serve(host: str | None, port: int | None, data: str | None, neo4j: str | Non
 
     settings = Settings.from_env(host=host, port=port, data=neo4j or data,
                                  dev_no_auth=dev_no_auth, metrics_public=metrics_public)
-    app = create_app(settings)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
+    # open the store first: a folder another process owns is a one-line error, not a
+    # traceback from the server's start-up
+    with GraphMemory.open(settings.data, config=settings.memory_config()) as mem:
+        app = create_app(settings, memory=mem)
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
 
 
 @main.command()

@@ -14,7 +14,7 @@ from graphmem import dynamics
 from graphmem import validation as v
 from graphmem.config import GraphMemConfig
 from graphmem.embedding import Embedder, SentenceTransformerEmbedder
-from graphmem.errors import InvalidRelationError, NotFoundError, ValidationError
+from graphmem.errors import ConflictError, InvalidRelationError, NotFoundError, ValidationError
 from graphmem.maintenance import Maintainer, MaintenanceReport
 from graphmem.models import (
     EdgeSource,
@@ -103,10 +103,10 @@ class GraphMemory:
         rtype = v.relation_type(type)
         if score is not None:
             score = v.score(score)
-        if source_id == target_id:
-            raise InvalidRelationError("a memory cannot relate to itself")
         with self._write_lock:
-            self._require(ns, [source_id, target_id])
+            self._require(ns, [source_id, target_id])  # unknown ids: 404 before anything else
+            if source_id == target_id:
+                raise InvalidRelationError("a memory cannot relate to itself")
             rel = Relation(source_id, target_id, rtype, ns, score, self.clock(),
                            EdgeSource.EXPLICIT)
             self.backend.apply(WriteBatch(ns, edges=[rel]))
@@ -252,7 +252,7 @@ class GraphMemory:
         with self._write_lock:
             m = self._require(ns, [id])[id]
             if m.status is Status.ACTIVE:
-                raise ValidationError(f"memory {id!r} is already active")
+                raise ConflictError(f"memory {id!r} is already active")
             now = self.clock()
             t = Transition(id, TransitionKind.RESTORE, m.tier, m.tier,
                            f"restored from {m.status.value}", now, m.status, Status.ACTIVE)

@@ -189,3 +189,75 @@ def test_the_model_is_loaded_before_serving_and_readyz_reports_a_failure(
             finally:
                 server.should_exit = True
                 thread.join(timeout=10)
+
+
+def test_a_full_disk_answers_json_503_and_writes_nothing(tmp_path: Path) -> None:
+    """SQLITE_FULL for real: the database may not grow by another page."""
+    with Server(tmp_path) as server:
+        key = server.keys.create(["A"], "writer")[1]
+        headers = {"Authorization": f"Bearer {key}"}
+        ok = httpx.post(f"{server.url}/v1/memories", headers=headers,
+                        json={"namespace": "A", "content": "written before the disk filled"})
+        assert ok.status_code == 201
+        conn = server.mem.backend.conn  # type: ignore[attr-defined]
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages}")
+        big = [{"content": f"memory {i} " + "filler words " * 300} for i in range(40)]
+        r = httpx.post(f"{server.url}/v1/memories", headers=headers,
+                       json={"namespace": "A", "items": big})
+        assert r.status_code == 503, r.text
+        assert r.headers["content-type"].startswith("application/json")
+        assert r.json()["error"]["code"] == "store_error"
+        assert "full" in r.json()["error"]["message"]
+        assert _stored(server) == 1  # all or nothing
+        conn.execute("PRAGMA max_page_count = 1073741823")  # space again: writes go on
+        again = httpx.post(f"{server.url}/v1/memories", headers=headers,
+                           json={"namespace": "A", "items": big[:2]})
+        assert again.status_code == 201 and _stored(server) == 3
+
+
+def test_405_names_the_allowed_methods(srv: tuple[Server, dict[str, str]]) -> None:
+    server, headers = srv
+    r = httpx.put(f"{server.url}/v1/search", headers=headers, json={})
+    assert r.status_code == 405 and r.headers["allow"] == "POST"
+    assert r.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_without_keys_only_loopback_host_names_are_served(tmp_path: Path) -> None:
+    """--dev-no-auth on loopback: a rebinding page's Host header gets no answer."""
+    from fastapi.testclient import TestClient
+    from graphmem.api.app import create_app
+    from graphmem.api.settings import Settings
+
+    from graphmem import GraphMemory
+    from tests.conftest import FakeEmbedder
+
+    with GraphMemory.open(tmp_path / "d", embedder=FakeEmbedder()) as mem:
+        app = create_app(Settings(data=str(tmp_path / "d"), keys_file=tmp_path / "k.db",
+                                  dev_no_auth=True, scheduler=False), memory=mem)
+        with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+            assert client.get("/v1/stats", params={"namespace": "A"}).status_code == 200
+            for host in ("evil.example", "attacker.test:8765", "10.0.0.1"):
+                r = client.get("/v1/stats", params={"namespace": "A"}, headers={"host": host})
+                assert r.status_code == 421, (host, r.text)
+            assert client.get("/healthz", headers={"host": "localhost:8765"}).status_code == 200
+
+
+def test_a_second_serve_on_a_folder_is_one_line(tmp_path: Path) -> None:
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from graphmem import GraphMemory
+    from tests.conftest import FakeEmbedder
+
+    gm = shutil.which("graphmem", path=str(Path(sys.executable).parent))
+    assert gm
+    with GraphMemory.open(tmp_path / "d", embedder=FakeEmbedder()):
+        out = subprocess.run([gm, "serve", "--data", str(tmp_path / "d"), "--port", "1"],
+                             capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "GRAPHMEM_KEYS_FILE": str(tmp_path / "k")})
+    assert out.returncode != 0
+    lines = [x for x in out.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "in use by another process" in lines[0], out.stderr

@@ -130,7 +130,7 @@ def test_rollback_restores_the_exact_prior_state(cmem: GraphMemory, clock: Clock
     assert export(cmem) != before
     rolled = cmem.rollback(run.id)
     assert rolled.status == "rolled_back" and export(cmem) == before
-    with pytest.raises(ValidationError):
+    with pytest.raises(ConflictError):  # a state conflict (409), not bad input
         cmem.rollback(run.id)
     with pytest.raises(NotFoundError):
         cmem.rollback("run-nope")
@@ -195,7 +195,7 @@ def test_recall_loss_holds_for_approval(cmem: GraphMemory, clock: Clock,
     approved = cmem.approve(run.id)
     assert approved.status == "applied" and approved.report["status"] == "applied"
     assert export(cmem) != before
-    with pytest.raises(ValidationError):
+    with pytest.raises(ConflictError):
         cmem.approve(run.id)
 
 

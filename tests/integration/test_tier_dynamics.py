@@ -25,7 +25,7 @@ from graphmem.config import (
     TierConfig,
     TiersConfig,
 )
-from graphmem.errors import NotFoundError, ValidationError
+from graphmem.errors import ConflictError, NotFoundError, ValidationError
 from graphmem.models import Status, TransitionKind
 from tests.conftest import Clock, FakeEmbedder
 
@@ -139,7 +139,7 @@ def test_a_whole_life(small: GraphMemory, clock: Clock) -> None:
     assert cold.id in {r.memory.id for r in mem.retrieve("old note", namespace=NS)}
     assert kinds(mem, cold.id)[-2:] == [("expiry", "glacial", "glacial"),
                                         ("restore", "glacial", "glacial")]
-    with pytest.raises(ValidationError):
+    with pytest.raises(ConflictError):  # already active: a state conflict (409)
         mem.restore(cold.id, namespace=NS)
 
 
