@@ -15,6 +15,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -81,8 +82,12 @@ class _Plan:
 
 class Consolidator:
     def __init__(self, mem: GraphMemory,
-                 progress: Callable[[str, int, int], None] | None = None) -> None:
+                 progress: Callable[[str, int, int], None] | None = None,
+                 lock: AbstractContextManager[Any] | None = None) -> None:
         self.mem = mem
+        #: the facade's write lock, held for one step at a time (a cluster, a record save),
+        #: never for a whole run: planning reads without it
+        self.lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
         self.store = mem.backend
         self.config = mem.config.consolidation
         self.lease: Consolidator._Lease | None = None
@@ -96,7 +101,8 @@ class Consolidator:
         run_id = f"run-{now.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
         if dry_run:  # saved, so the report can be opened later; it changes nothing else
             data = self._new_run(run_id, namespace, now, dry_run=True)[0]
-            self.store.save_run(data)
+            with self.lock:
+                self.store.save_run(data)
             return ConsolidationRun(data)
         with self._lease(run_id, now):
             unfinished = [r for r in self.store.list_runs()
@@ -107,7 +113,8 @@ class Consolidator:
                 self._apply(data)
                 return ConsolidationRun(data)
             data, _ = self._new_run(run_id, namespace, now, dry_run=False)
-            self.store.save_run(data)
+            with self.lock:
+                self.store.save_run(data)
             if data["status"] == "running":
                 self._apply(data)
             return ConsolidationRun(data)
@@ -119,7 +126,8 @@ class Consolidator:
         with self._lease(run_id, self.mem.clock()):
             data["status"] = data["report"]["status"] = "running"
             data["approved_at"] = self.mem.clock().isoformat()
-            self.store.save_run(data)
+            with self.lock:
+                self.store.save_run(data)
             self._apply(data)
         return ConsolidationRun(data)
 
@@ -137,10 +145,12 @@ class Consolidator:
                     (m, {"status": Status.ACTIVE}) for m in c["archive"]])
                 if c.get("summary"):
                     batch.delete_memories.append(c["summary"]["id"])
-                self.store.apply(batch)
+                with self.lock:
+                    self.store.apply(batch)
             data["status"] = data["report"]["status"] = "rolled_back"
             data["rolled_back_at"] = self.mem.clock().isoformat()
-            self.store.save_run(data)
+            with self.lock:
+                self.store.save_run(data)
         return ConsolidationRun(data)
 
     # -- planning ----------------------------------------------------------------------------
@@ -333,28 +343,38 @@ class Consolidator:
                 id=s["id"], namespace=ns, content=s["content"], kind=Kind.SUMMARY,
                 tier=tier_for_importance(s["importance"], tiers),
                 base_importance=s["importance"], importance=s["importance"],
-                created_at=start, updated_at=now, last_accessed_at=now,
+                created_at=start, updated_at=now, last_accessed_at=now, stored_at=now,
+                reinforced_at=now,
                 metadata={"run_id": data["id"], "members": c["size"], "policy": c["policy"],
                           "span_end": c["span"][1]},
                 content_hash=content_hash(s["content"]), embedding=vec,
                 keywords=self.mem.analyzer.index_text(s["content"], start))
-            batch = WriteBatch(ns, memories=[summary], edges=[
-                Relation(s["id"], m, RelationType.SUMMARIZES, ns, None, now, EdgeSource.AUTO)
-                for m in c["members"]], patches=[(m, {"status": Status.ARCHIVED})
-                                                 for m in c["archive"]])
-            self.store.apply(batch)
+            with self.lock:  # one short step: writers wait for one cluster at most
+                # the plan was made without the lock: members deleted, pinned or archived
+                # since then are left as they are now
+                found = self.store.get_memories(ns, c["members"])
+                members = [m for m in c["members"] if m in found]
+                archive = [m for m in c["archive"] if m in found and not found[m].pinned
+                           and found[m].status is Status.ACTIVE]
+                batch = WriteBatch(ns, memories=[summary], edges=[
+                    Relation(s["id"], m, RelationType.SUMMARIZES, ns, None, now,
+                             EdgeSource.AUTO) for m in members],
+                    patches=[(m, {"status": Status.ARCHIVED}) for m in archive])
+                self.store.apply(batch)
             data["done"].append(c["key"])
             done.add(c["key"])
             if self.progress is not None:
                 self.progress("apply", len(done), len(data["clusters"]))
             if time.monotonic() - saved > 2.0:  # progress every few seconds: re-applying a
-                self.store.save_run(data)     # cluster after a crash changes nothing
+                with self.lock:                # cluster after a crash changes nothing
+                    self.store.save_run(data)
                 if self.lease is not None:
                     self.lease.heartbeat()
                 saved = time.monotonic()
         data["status"] = data["report"]["status"] = "applied"
         data["finished_at"] = now.isoformat()
-        self.store.save_run(data)
+        with self.lock:
+            self.store.save_run(data)
 
     # -- helpers -----------------------------------------------------------------------------
     def _get(self, run_id: str) -> dict[str, Any]:

@@ -8,13 +8,14 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from graphmem import dynamics
 from graphmem.config import GraphMemConfig
-from graphmem.models import RelationType, Status, Tier, Transition, TransitionKind
+from graphmem.models import Memory, RelationType, Status, Tier, Transition, TransitionKind
 from graphmem.store.base import MemoryStore, WriteBatch
 from graphmem.tiers import current_importance
 
@@ -52,10 +53,14 @@ class MaintenanceReport:
 
 class Maintainer:
     def __init__(self, store: MemoryStore, config: GraphMemConfig,
-                 clock: Callable[[], datetime]) -> None:
+                 clock: Callable[[], datetime],
+                 lock: AbstractContextManager[Any] | None = None) -> None:
         self.store = store
         self.config = config
         self.clock = clock
+        #: the facade's write lock, held for one page at a time (read, decide, write), never
+        #: for a whole run, so writers wait one step at most
+        self.lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
 
     def run(self, namespace: str | None = None, *, dry_run: bool = False) -> MaintenanceReport:
         now = self.clock()
@@ -75,45 +80,63 @@ class Maintainer:
 
     def _namespace(self, ns: str, now: datetime, dry_run: bool,
                    report: MaintenanceReport) -> None:
-        tiers, dyn = self.config.tiers, self.config.dynamics
+        dyn = self.config.dynamics
         members: dict[Tier, list[dynamics.Candidate]] = {t: [] for t in Tier}
-        for page in self.store.iter_memories(ns, page=dyn.maintenance_batch, embeddings=False,
-                                             statuses=[Status.ACTIVE]):
-            batch = WriteBatch(ns)
-            covered = self._covered(ns, [m.id for m in page])
-            for m in page:
-                report.scanned += 1
-                fields: dict[str, Any] = {}
-                promoted = dynamics.apply_promotion(m, now, dyn, tiers)
-                if promoted is not None:
-                    fields.update(promoted[0])
-                    batch.transitions.append(promoted[1])
-                else:
-                    for source, target, reason in dynamics.settle(m, now, tiers):
+        pages = self.store.iter_memories(ns, page=dyn.maintenance_batch, embeddings=False,
+                                         statuses=[Status.ACTIVE])
+        while True:
+            with self.lock:
+                if not self._page(ns, next(pages, None), now, dry_run, report, members):
+                    break
+        self._evict(ns, now, dry_run, report, members)
+
+    def _page(self, ns: str, page: list[Memory] | None, now: datetime, dry_run: bool,
+              report: MaintenanceReport, members: dict[Tier, list[dynamics.Candidate]]
+              ) -> bool:
+        """One page read, decided and written under the lock; False when there is none."""
+        if page is None:
+            return False
+        tiers, dyn = self.config.tiers, self.config.dynamics
+        batch = WriteBatch(ns)
+        covered = self._covered(ns, [m.id for m in page])
+        for m in page:
+            report.scanned += 1
+            fields: dict[str, Any] = {}
+            promoted = dynamics.apply_promotion(m, now, dyn, tiers)
+            if promoted is not None:
+                fields.update(promoted[0])
+                batch.transitions.append(promoted[1])
+            else:
+                for source, target, reason in dynamics.settle(m, now, tiers):
+                    batch.transitions.append(Transition(
+                        m.id, TransitionKind.DEMOTION, source, target, reason, now))
+                    fields.update({f: getattr(m, f) for f in dynamics.DEMOTION_FIELDS})
+                if (why := dynamics.expiry(m, now, tiers)) is not None:
+                    if m.id in covered:
                         batch.transitions.append(Transition(
-                            m.id, TransitionKind.DEMOTION, source, target, reason, now))
-                        fields.update({f: getattr(m, f) for f in dynamics.DEMOTION_FIELDS})
-                    if (why := dynamics.expiry(m, now, tiers)) is not None:
-                        if m.id in covered:
-                            batch.transitions.append(Transition(
-                                m.id, TransitionKind.EXPIRY, m.tier, m.tier,
-                                f"{why}; its summary stands for it", now,
-                                Status.ACTIVE, Status.EXPIRED))
-                            m.status = fields["status"] = Status.EXPIRED
-                        else:  # nothing leaves without a trace: consolidation first
-                            report.awaiting_consolidation += 1
-                value = round(current_importance(m, now, tiers), 6)
-                if abs(value - m.importance) > dyn.importance_epsilon:
-                    m.importance = fields["importance"] = value
-                    report.importance_updates += 1
-                if fields:
-                    batch.patches.append((m.id, fields))
-                if m.status is Status.ACTIVE:
-                    members[m.tier].append(dynamics.candidate(m, now, tiers,
-                                                              m.id in covered))
-            report.transitions.extend(batch.transitions)
-            if batch and not dry_run:
-                self.store.apply(batch)
+                            m.id, TransitionKind.EXPIRY, m.tier, m.tier,
+                            f"{why}; its summary stands for it", now,
+                            Status.ACTIVE, Status.EXPIRED))
+                        m.status = fields["status"] = Status.EXPIRED
+                    else:  # nothing leaves without a trace: consolidation first
+                        report.awaiting_consolidation += 1
+            value = round(current_importance(m, now, tiers), 6)
+            if abs(value - m.importance) > dyn.importance_epsilon:
+                m.importance = fields["importance"] = value
+                report.importance_updates += 1
+            if fields:
+                batch.patches.append((m.id, fields))
+            if m.status is Status.ACTIVE:
+                members[m.tier].append(dynamics.candidate(m, now, tiers,
+                                                          m.id in covered))
+        report.transitions.extend(batch.transitions)
+        if batch and not dry_run:
+            self.store.apply(batch)
+        return True
+
+    def _evict(self, ns: str, now: datetime, dry_run: bool, report: MaintenanceReport,
+               members: dict[Tier, list[dynamics.Candidate]]) -> None:
+        tiers, dyn = self.config.tiers, self.config.dynamics
         for tier, group in members.items():
             capacity = tiers.of(tier).capacity
             victims = dynamics.evictions(group, capacity)
@@ -129,4 +152,5 @@ class Maintainer:
                         Status.ACTIVE, Status.ARCHIVED))
                 report.transitions.extend(batch.transitions)
                 if not dry_run:
-                    self.store.apply(batch)
+                    with self.lock:
+                        self.store.apply(batch)

@@ -53,7 +53,7 @@ class GraphMemory:
         self._writer = Writer(store, self.embedder, self.analyzer, self.config, self.clock)
         self._retriever = Retriever(store, self.embedder, self.analyzer, self.config, self.clock)
         self._write_lock = threading.RLock()
-        self._maintainer = Maintainer(store, self.config, self.clock)
+        self._maintainer = Maintainer(store, self.config, self.clock, self._write_lock)
 
     @classmethod
     def open(cls, target: str | Path, *, config: GraphMemConfig | None = None,
@@ -268,8 +268,7 @@ class GraphMemory:
         """Decay, promotions, demotions, expiry and eviction (see ``graphmem.maintenance``)."""
         if namespace is not None:
             namespace = v.namespace(namespace)
-        with self._write_lock:
-            return self._maintainer.run(namespace, dry_run=dry_run)
+        return self._maintainer.run(namespace, dry_run=dry_run)  # locks one page at a time
 
     def list_memories(self, *, namespace: str, status: Status | str = Status.ACTIVE,
                       tier: Tier | str | None = None, limit: int = 100) -> list[Memory]:
@@ -305,22 +304,20 @@ class GraphMemory:
 
         if namespace is not None:
             namespace = v.namespace(namespace)
-        with self._write_lock:
-            return Consolidator(self, progress).run(namespace, dry_run=dry_run)
+        # planning runs without the write lock; applying takes it one cluster at a time
+        return Consolidator(self, progress, self._write_lock).run(namespace, dry_run=dry_run)
 
     def approve(self, run_id: str) -> Any:
         """Apply a run held for approval (its retrieval check lost too much)."""
         from graphmem.consolidation import Consolidator
 
-        with self._write_lock:
-            return Consolidator(self).approve(run_id)
+        return Consolidator(self, lock=self._write_lock).approve(run_id)
 
     def rollback(self, run_id: str) -> Any:
         """Undo a run: its summaries removed, every member it archived active again."""
         from graphmem.consolidation import Consolidator
 
-        with self._write_lock:
-            return Consolidator(self).rollback(run_id)
+        return Consolidator(self, lock=self._write_lock).rollback(run_id)
 
     def runs(self) -> list[dict[str, Any]]:
         """Consolidation runs, newest first (id, status, namespace, times, report summary)."""

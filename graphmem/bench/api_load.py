@@ -66,16 +66,106 @@ async def _drive(url: str, key: str, kind: str, clients: int, seconds: float,
             "req_per_s": round(len(times) / elapsed, 1), **_latency(times)}
 
 
+async def _mixed(url: str, key: str, writers: int, per_writer: int, searchers: int
+                 ) -> dict[str, Any]:
+    """``writers`` x ``per_writer`` writes with ``searchers`` searching all along: write
+    latency under load, and a count of what was written (nothing may be lost)."""
+    queries = synthetic.queries(200)
+    times: list[float] = []
+    errors = 0
+    writing = True
+
+    async def writer(n: int) -> None:
+        nonlocal errors
+        async with httpx.AsyncClient(base_url=url, timeout=120,
+                                     headers={"Authorization": f"Bearer {key}"}) as http:
+            for i in range(per_writer):
+                t0 = time.perf_counter()
+                r = await http.post("/v1/memories", json={
+                    "namespace": "mixed", "content": f"writer {n} note {i} under load"})
+                times.append(time.perf_counter() - t0)
+                errors += r.status_code != 201
+
+    async def searcher(n: int) -> int:
+        done = 0
+        async with httpx.AsyncClient(base_url=url, timeout=120,
+                                     headers={"Authorization": f"Bearer {key}"}) as http:
+            while writing:
+                await http.post("/v1/search", json={"namespace": "bench",
+                                                    "query": queries[(n + done) % 200]})
+                done += 1
+        return done
+
+    tasks = [asyncio.create_task(searcher(n)) for n in range(searchers)]
+    started = time.perf_counter()
+    await asyncio.gather(*(writer(n) for n in range(writers)))
+    elapsed = time.perf_counter() - started
+    writing = False
+    searches = sum(await asyncio.gather(*tasks))
+    async with httpx.AsyncClient(base_url=url, timeout=60,
+                                 headers={"Authorization": f"Bearer {key}"}) as http:
+        stats = (await http.get("/v1/stats", params={"namespace": "mixed"})).json()
+    return {"writers": writers, "per_writer": per_writer, "searchers": searchers,
+            "writes": len(times), "errors": errors, "searches": searches,
+            "stored": stats.get("memories"), "lost": writers * per_writer - int(
+                stats.get("memories") or 0),
+            "write_req_per_s": round(len(times) / elapsed, 1),
+            **{f"write_{k}": v for k, v in _latency(times).items()}}
+
+
+def _stall(url: str, key: str, admin: str, max_seconds: float) -> dict[str, Any]:
+    """The longest a write waits while a consolidation of the stored memories runs."""
+    times: list[float] = []
+    result: dict[str, Any] = {}
+
+    def consolidate() -> None:
+        t0 = time.perf_counter()
+        r = httpx.post(f"{url}/v1/consolidation/runs", json={"namespace": "bench"},
+                       headers={"Authorization": f"Bearer {admin}"}, timeout=3600)
+        result["run_seconds"] = round(time.perf_counter() - t0, 1)
+        body = r.json()
+        result["run_status"] = body.get("status")
+        report = body.get("report") or {}
+        result["candidates"] = report.get("candidates")
+        result["summaries"] = report.get("summaries")
+
+    worker = threading.Thread(target=consolidate)
+    worker.start()
+    deadline = time.monotonic() + max_seconds
+    with httpx.Client(base_url=url, timeout=3600,
+                      headers={"Authorization": f"Bearer {key}"}) as http:
+        i = 0
+        while True:  # at least one write, then as long as the run goes on
+            t0 = time.perf_counter()
+            http.post("/v1/memories", json={"namespace": "stall", "content": f"stall {i}"})
+            times.append(time.perf_counter() - t0)
+            i += 1
+            if not worker.is_alive() or time.monotonic() > deadline:
+                break
+    worker.join()
+    result["writes_during_run"] = len(times)
+    result["longest_write_ms"] = round(max(times) * 1000, 1) if times else None
+    result.update({f"write_{k}": v for k, v in _latency(times).items()} if times else {})
+    return result
+
+
 def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
-                 max_requests: int = 5000, progress: Any = print) -> dict[str, Any]:
+                 max_requests: int = 5000, progress: Any = print, writers: int = 8,
+                 per_writer: int = 200, searchers: int = 4,
+                 stall_seconds: float = 600.0) -> dict[str, Any]:
+    from datetime import UTC, datetime, timedelta
+
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
-        progress(f"filling {n} memories ...")
-        with GraphMemory.open(data, embedder=RandomEmbedder()) as mem:
+        progress(f"filling {n} memories (stored 40 days ago: consolidation candidates) ...")
+        then = datetime.now(UTC) - timedelta(days=40)
+        with GraphMemory.open(data, embedder=RandomEmbedder(), clock=lambda: then) as mem:
             records = synthetic.records(n)
             for i in range(0, n, 1000):
                 mem.store_many(records[i:i + 1000], namespace="bench")
-        key = KeyStore(Path(tmp) / "keys.db").create(["bench"], "writer")[1]
+        keys = KeyStore(Path(tmp) / "keys.db")
+        key = keys.create(["bench", "mixed", "stall"], "writer")[1]
+        admin = keys.create(["bench"], "admin")[1]
         settings = Settings(data=str(data), keys_file=Path(tmp) / "keys.db", port=_port(),
                             scheduler=False)
         server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1",
@@ -93,6 +183,10 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
                 progress(f"{kind}: {clients} clients for {seconds:g} s ...")
                 result[kind] = asyncio.run(_drive(url, key, kind, clients, seconds,
                                                   max_requests))
+            progress(f"mixed: {writers} writers x {per_writer} and {searchers} searchers ...")
+            result["mixed"] = asyncio.run(_mixed(url, key, writers, per_writer, searchers))
+            progress(f"write stall: writes while {n} candidates consolidate ...")
+            result["consolidation_stall"] = _stall(url, key, admin, stall_seconds)
         finally:
             server.should_exit = True
             thread.join(timeout=30)
@@ -108,4 +202,17 @@ def table(r: dict[str, Any]) -> str:
         x = r[kind]
         lines.append(f"| {route} | {x['requests']} | {x['errors']} | {x['req_per_s']} | "
                      f"{x['p50_ms']} | {x['p95_ms']} | {x['p99_ms']} |")
+    m = r.get("mixed")
+    if m:
+        lines += ["", f"Mixed: {m['writers']} writers x {m['per_writer']} with "
+                  f"{m['searchers']} searchers ({m['searches']} searches): {m['writes']} "
+                  f"writes, {m['errors']} errors, {m['lost']} lost; write "
+                  f"{m['write_req_per_s']} req/s, p50 {m['write_p50_ms']} / p95 "
+                  f"{m['write_p95_ms']} / p99 {m['write_p99_ms']} ms"]
+    c = r.get("consolidation_stall")
+    if c:
+        lines += ["", f"Consolidation of {c.get('candidates')} candidates "
+                  f"({c.get('run_seconds')} s, {c.get('run_status')}): {c['writes_during_run']} "
+                  f"writes meanwhile, longest {c['longest_write_ms']} ms, p95 "
+                  f"{c.get('write_p95_ms')} ms"]
     return "\n".join(lines)

@@ -107,11 +107,18 @@ def test_api_load_bench_reports_both_routes() -> None:
     from graphmem.bench import api_load
 
     r = api_load.run_api_load(200, clients=2, seconds=1.0, max_requests=40,
-                              progress=lambda *_: None)
+                              progress=lambda *_: None, writers=3, per_writer=10,
+                              searchers=2, stall_seconds=60)
     for kind in ("search", "write"):
         assert r[kind]["errors"] == 0 and 0 < r[kind]["requests"] <= 40
         assert r[kind]["p50_ms"] <= r[kind]["p99_ms"]
-    assert "POST /v1/search" in api_load.table(r)
+    mixed = r["mixed"]
+    assert mixed["writes"] == 30 and mixed["errors"] == 0 and mixed["lost"] == 0
+    stall = r["consolidation_stall"]
+    assert stall["run_status"] == "applied" and stall["candidates"] == 200
+    assert stall["writes_during_run"] >= 1 and stall["longest_write_ms"] > 0
+    text = api_load.table(r)
+    assert "POST /v1/search" in text and "0 lost" in text and "longest" in text
 
 
 def test_plots_from_results(tmp_path: Path) -> None:

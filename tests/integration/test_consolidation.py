@@ -399,3 +399,48 @@ def test_a_live_holder_keeps_the_lease(tmp_path: Path, clock: Clock) -> None:
             mem.consolidate()  # another host: wait for its heartbeat to lapse
         clock.advance(minutes=11)
         assert mem.consolidate().status == "applied"
+
+
+def test_writes_go_on_while_a_consolidation_plans_and_applies(tmp_path: Path,
+                                                              clock: Clock) -> None:
+    """The write lock is never held for a whole run: a write made while the run is planning
+    completes before the run goes on (applying takes the lock one cluster at a time)."""
+    import threading
+
+    from graphmem.bench import synthetic
+    from graphmem.bench.consolidation_bench import TopicEmbedder
+
+    records = synthetic.records(300)
+    for r in records:
+        r.pop("session_id")
+        r["importance"] = 0.3
+    with GraphMemory.open(tmp_path, clock=clock, embedder=TopicEmbedder()) as mem:
+        mem.store_many(records, namespace="bench")
+        clock.advance(days=40)
+        planning, go_on = threading.Event(), threading.Event()
+        real_check = Consolidator._retrieval_check
+
+        def slow_check(self: Consolidator, plan: Any) -> Any:
+            planning.set()
+            assert go_on.wait(20), "the write never completed while planning"
+            return real_check(self, plan)
+
+        done: dict[str, Any] = {}
+
+        def run() -> None:
+            done["run"] = mem.consolidate(namespace="bench")
+
+        import unittest.mock as um
+
+        with um.patch.object(Consolidator, "_retrieval_check", slow_check):
+            worker = threading.Thread(target=run, name="run")
+            worker.start()
+            assert planning.wait(20)
+            mem.store("written while the run plans", namespace="other")  # no deadlock
+            assert mem.get(mem.list_memories(namespace="other")[0].id, namespace="other")
+            assert worker.is_alive()  # the run is still planning
+            go_on.set()
+            worker.join(60)
+        assert done["run"].status == "applied"
+        assert [m.content for m in mem.list_memories(namespace="other")] == [
+            "written while the run plans"]
