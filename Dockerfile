@@ -11,7 +11,7 @@ RUN pip install --no-cache-dir .
 # run as a user without privileges; keys and data live in volumes it owns
 RUN useradd --create-home --uid 10001 graphmem && mkdir -p /keys /data \
     && chown graphmem:graphmem /keys /data
-USER graphmem
+USER 10001:10001
 ENV HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GRAPHMEM_HOST=0.0.0.0 GRAPHMEM_PORT=8765
 EXPOSE 8765
 CMD ["graphmem", "serve"]

