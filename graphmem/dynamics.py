@@ -104,8 +104,9 @@ def settle(m: Memory, now: datetime, tiers: TiersConfig) -> list[tuple[Tier, Tie
             break
         steps.append((m.tier, target, reason))
         m.tier = target
-        if m.reinforced_at < now:  # rebase: continuous, never rising
-            m.base_importance = m.importance = round(value, 6)
+        if m.reinforced_at < now:  # rebase: continuous, never rising (so never rounded up)
+            m.base_importance = value
+            m.importance = round(value, 6)
             m.reinforced_at = now
     return steps
 
