@@ -102,3 +102,29 @@ def open_falkordb_store(server, graph: str | None = None):  # type: ignore[no-un
     store = CypherStore(FalkorDBConnection(server.url, graph=graph or f"t{uuid.uuid4().hex}"))
     store.open()
     return store
+
+
+@pytest.fixture(scope="session")
+def neo4j_uri() -> Iterator[str]:
+    """A real Neo4j 5: ``GRAPHMEM_NEO4J_URI`` when set (e.g. docker compose), else one started
+    from Maven Central artifacts for the whole run (java, javac and mvn needed)."""
+    import os
+
+    from tests.neo4j.launcher import Neo4jServer, unavailable
+
+    external = os.environ.get("GRAPHMEM_NEO4J_URI")
+    if external:
+        yield external
+        return
+    why = unavailable()
+    if why is not None:
+        pytest.skip(why)
+    server = Neo4jServer()
+    try:
+        server.start()
+    except Exception as exc:  # e.g. Maven Central out of reach: say so, do not hide it
+        pytest.skip(f"the Neo4j launcher could not start: {exc}")
+    try:
+        yield server.uri
+    finally:
+        server.stop()

@@ -6,4 +6,5 @@
 // mode: schema
 CREATE VECTOR INDEX context_vector IF NOT EXISTS
 FOR (v:ContextVector) ON (v.vector)
-OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}
+OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine',
+                      `vector.quantization.enabled`: false}}

@@ -374,7 +374,9 @@ class CypherStore:
         words = [t for t in dict.fromkeys(terms) if t.isalnum()]
         if not words or k <= 0:
             return []
-        query = "|".join(words) if self.dialect == "falkordb" else " ".join(words)
+        # Lucene (Neo4j) reads AND / OR / NOT as operators: every term is quoted there
+        query = ("|".join(words) if self.dialect == "falkordb"
+                 else " ".join(f'"{w}"' for w in words))
         rows = self._run("search/keyword", query=query, namespace=namespace,
                          statuses=[s.value for s in statuses], k=k,
                          tiers=None if tiers is None else [t.value for t in tiers])

@@ -56,9 +56,7 @@ def open_falkordb(request: pytest.FixtureRequest) -> MemoryStore:
 def open_neo4j(request: pytest.FixtureRequest) -> MemoryStore:
     import os
 
-    uri = os.environ.get("GRAPHMEM_NEO4J_URI")
-    if not uri:
-        pytest.skip("Neo4j contract suite: set GRAPHMEM_NEO4J_URI (+ _USER, _PASSWORD) to run")
+    uri = request.getfixturevalue("neo4j_uri")  # started from Maven Central, or external
     from graphmem.store.cypher import CypherStore
     from graphmem.store.neo4j_conn import Neo4jConnection
 
