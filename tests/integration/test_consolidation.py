@@ -266,7 +266,7 @@ def test_report_formats_and_cli(tmp_path: Path, clock: Clock) -> None:
     import matplotlib.image as mpimg
 
     pixels = mpimg.imread(shot)
-    top = pixels[60:560, :, :3]  # where the four plots render
+    top = pixels[60:800, :, :3]  # the plots render right under the summary
     coloured = (abs(top[..., 0] - top[..., 2]) > 0.15).mean()
     assert coloured > 0.01, "the plots did not render"
 
