@@ -57,16 +57,20 @@ def fake_embedder() -> FakeEmbedder:
     return FakeEmbedder()
 
 
-@pytest.fixture(params=["sqlite", "falkordb"])
+@pytest.fixture(params=["sqlite", "falkordb", "neo4j"])
 def mem(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock,
         fake_embedder: FakeEmbedder) -> Iterator[GraphMemory]:
-    """The facade over each adapter: the embedded folder, and a fresh FalkorDB graph."""
+    """The facade over each adapter: the embedded folder, a fresh FalkorDB graph, and a real
+    Neo4j 5 emptied for the test."""
     import uuid
 
     from graphmem.config import GraphMemConfig, StoreConfig
 
     if request.param == "sqlite":
         target, config = str(tmp_path / "data"), GraphMemConfig()
+    elif request.param == "neo4j":
+        target, config = request.getfixturevalue("neo4j_uri"), GraphMemConfig()
+        _wipe_neo4j(target)
     else:
         target = request.getfixturevalue("falkordb_server").url
         config = GraphMemConfig(store=StoreConfig(falkordb_graph=f"t{uuid.uuid4().hex}"))
@@ -128,3 +132,15 @@ def neo4j_uri() -> Iterator[str]:
         yield server.uri
     finally:
         server.stop()
+
+
+def _wipe_neo4j(uri: str) -> None:
+    """One shared database: every facade test starts from an empty graph."""
+    import os
+
+    import neo4j
+
+    auth = (os.environ.get("GRAPHMEM_NEO4J_USER", "neo4j"),
+            os.environ.get("GRAPHMEM_NEO4J_PASSWORD", ""))
+    with neo4j.GraphDatabase.driver(uri, auth=auth) as driver, driver.session() as session:
+        session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS").consume()

@@ -60,14 +60,18 @@ def export(mem: GraphMemory) -> str:
     return out.getvalue()
 
 
-@pytest.fixture(params=["sqlite", "falkordb"])
+@pytest.fixture(params=["sqlite", "falkordb", "neo4j"])
 def cmem(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> GraphMemory:
     import uuid
 
     from graphmem.config import StoreConfig
+    from tests.conftest import _wipe_neo4j
 
     if request.param == "sqlite":
         target, cfg = str(tmp_path / "data"), GraphMemConfig()
+    elif request.param == "neo4j":
+        target, cfg = request.getfixturevalue("neo4j_uri"), GraphMemConfig()
+        _wipe_neo4j(target)
     else:
         target = request.getfixturevalue("falkordb_server").url
         cfg = GraphMemConfig(store=StoreConfig(falkordb_graph=f"t{uuid.uuid4().hex}"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -401,3 +402,51 @@ def test_sqlite_v1_data_migrates_to_current(tmp_path: Path) -> None:
         assert s.transition_counts("contract", T0) == []
     finally:
         s.close()
+
+
+def test_neo4j_seeds_come_from_its_vector_and_fulltext_indexes(
+        request: pytest.FixtureRequest) -> None:
+    """PROFILE of the two seed statements on a real Neo4j: the vector and full-text procedures
+    serve them, no label scan of the vector or memory nodes does."""
+    import os
+
+    import neo4j
+    from graphmem.cypher import load
+
+    store = open_neo4j(request)
+    try:
+        store.apply(WriteBatch(NS, memories=[memory(i, keywords="deploy fail")
+                                             for i in range(5)]))
+        uri = request.getfixturevalue("neo4j_uri")
+        auth = (os.environ.get("GRAPHMEM_NEO4J_USER", "neo4j"),
+                os.environ.get("GRAPHMEM_NEO4J_PASSWORD", ""))
+        cases = [
+            (load("search/vector", "neo4j"), {
+                "index": "content_vector", "fetch": 10, "vector": [float(x) for x in vec(1)],
+                "namespace": NS, "statuses": ["active"], "tiers": None},
+             "db.index.vector.queryNodes"),
+            (load("search/keyword", "neo4j"), {
+                "query": '"deploy"', "namespace": NS, "statuses": ["active"], "k": 5,
+                "tiers": None}, "db.index.fulltext.queryNodes"),
+        ]
+        with neo4j.GraphDatabase.driver(uri, auth=auth) as driver, driver.session() as s:
+            for statement, params, procedure in cases:
+                params = {k: v for k, v in params.items() if k in statement.parameters}
+                summary = s.run("PROFILE " + statement.body, params).consume()
+                steps = _plan_steps(summary.profile or {})
+                operators = [op for op, _ in steps]
+                details = [d for _, d in steps]
+                assert any(op.startswith("ProcedureCall") for op in operators), operators
+                assert any(procedure in d for d in details), details
+                assert not any(op.startswith(("NodeByLabelScan", "AllNodesScan"))
+                               for op in operators), operators
+    finally:
+        store.close()
+
+
+def _plan_steps(plan: dict[str, Any]) -> list[tuple[str, str]]:
+    """(operator, its arguments) of a Neo4j profile, depth first."""
+    out = [(str(plan.get("operatorType", "")), str(plan.get("args", {})))]
+    for child in plan.get("children") or []:
+        out.extend(_plan_steps(child))
+    return out

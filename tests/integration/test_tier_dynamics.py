@@ -33,13 +33,19 @@ NS = "life"
 SMALL = TiersConfig(medium=TierConfig(half_life_hours=24, capacity=3, entry_importance=0.5))
 
 
-@pytest.fixture(params=["sqlite", "falkordb"])
+@pytest.fixture(params=["sqlite", "falkordb", "neo4j"])
 def small(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> GraphMemory:
     """A memory whose medium tier holds 3, on each adapter."""
+    from tests.conftest import _wipe_neo4j
+
     store = StoreConfig(falkordb_graph=f"t{uuid.uuid4().hex}")
     cfg = GraphMemConfig(tiers=SMALL, store=store)
-    target = (str(tmp_path / "d") if request.param == "sqlite"
-              else request.getfixturevalue("falkordb_server").url)
+    if request.param == "neo4j":
+        target = request.getfixturevalue("neo4j_uri")
+        _wipe_neo4j(target)
+    else:
+        target = (str(tmp_path / "d") if request.param == "sqlite"
+                  else request.getfixturevalue("falkordb_server").url)
     mem = GraphMemory.open(target, config=cfg, clock=clock, embedder=FakeEmbedder())
     request.addfinalizer(mem.close)
     return mem
