@@ -186,3 +186,30 @@ def _tie_groups(ranked: list[tuple[str, float]], tol: float) -> list[set[str]]:
         groups[-1].add(id_)
         last = score
     return groups
+
+
+@pytest.mark.parametrize("name", BROWSER)
+def test_browser_queries_run_on_neo4j(name: str, neo4j_uri: str, clock: Clock,
+                                      fake_embedder: FakeEmbedder) -> None:
+    """The same operators' queries, executed with parameters on a real Neo4j 5 (the Neo4j
+    dialect file where one exists), with the same results as on FalkorDB."""
+    from tests.conftest import _wipe_neo4j
+
+    _wipe_neo4j(neo4j_uri)
+    with GraphMemory.open(neo4j_uri, clock=clock, embedder=fake_embedder) as mem:
+        ids = _seed(mem, clock)
+        st = cypher.load(name, "neo4j")
+        params = {"namespace": NS, "id": ids["deploy"], "run_id": "run-1"}
+        rows = mem.backend.conn.run(st, {k: params[k] for k in st.parameters})  # type: ignore[attr-defined]
+    assert rows, f"{name} returned nothing on the seeded graph"
+    if name == "browser/causal_chains":
+        assert max(r["hops"] for r in rows) == 2
+    if name == "browser/disputed_pairs":
+        assert rows[0]["claim"] == "billing runs on postgres 14"
+    if name == "browser/consolidation_lineage":
+        assert rows[0]["size"] == 2 and {m["status"] for m in rows[0]["members"]} == {
+            "archived"}
+    if name == "browser/most_promoted":
+        assert rows[0]["id"] == ids["fix"] and rows[0]["access_count"] == 1
+    if name == "browser/tier_distribution":
+        assert sum(r["memories"] for r in rows) == 9
