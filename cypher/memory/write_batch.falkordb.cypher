@@ -18,7 +18,7 @@
 //             {source_id, target_id, score, created_at, source};
 //             patches (list of {id, props}: field-level updates of existing memories);
 //             transitions (list of {memory_id, kind, from_tier, to_tier, from_status,
-//             to_status, reason, at}: the tier dynamics log, (:GraphmemTransition) nodes)
+//             to_status, reason, at, seq}: the tier dynamics log, (:GraphmemTransition) nodes)
 // returns: done (1)
 // mode: write
 UNWIND $delete_edges AS d
@@ -88,6 +88,6 @@ UNWIND $transitions AS t
 CREATE (:GraphmemTransition {namespace: $namespace, memory_id: t.memory_id, kind: t.kind,
                              from_tier: t.from_tier, to_tier: t.to_tier,
                              from_status: t.from_status, to_status: t.to_status,
-                             reason: t.reason, at: t.at})
+                             reason: t.reason, at: t.at, seq: t.seq})
 WITH count(*) AS transitions_recorded
 RETURN 1 AS done

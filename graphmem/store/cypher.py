@@ -12,6 +12,7 @@ import enum
 import hashlib
 import json
 import logging
+import time
 from collections.abc import Collection, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -195,11 +196,13 @@ class CypherStore:
         }
         params["patches"] = [{"id": i, "props": {k: _param(v) for k, v in f.items()}}
                              for i, f in batch.patches]
+        written = time.time_ns()  # ties in ``at`` keep the order they were recorded in
         params["transitions"] = [
             {"memory_id": t.memory_id, "kind": t.kind.value, "from_tier": t.from_tier.value,
              "to_tier": t.to_tier.value, "from_status": t.from_status.value,
-             "to_status": t.to_status.value, "reason": t.reason, "at": t.at.timestamp()}
-            for t in batch.transitions]
+             "to_status": t.to_status.value, "reason": t.reason, "at": t.at.timestamp(),
+             "seq": written + n}
+            for n, t in enumerate(batch.transitions)]
         for rtype in RelationType:
             params[rtype.value.lower()] = [
                 {"source_id": e.source_id, "target_id": e.target_id, "score": e.score,

@@ -58,6 +58,9 @@ def open_neo4j(request: pytest.FixtureRequest) -> MemoryStore:
     import os
 
     uri = request.getfixturevalue("neo4j_uri")  # started from Maven Central, or external
+    from tests.conftest import _wipe_neo4j
+
+    _wipe_neo4j(uri)  # the test database is emptied: other suites share it
     from graphmem.store.cypher import CypherStore
     from graphmem.store.neo4j_conn import Neo4jConnection
 
