@@ -453,3 +453,33 @@ def _plan_steps(plan: dict[str, Any]) -> list[tuple[str, str]]:
     for child in plan.get("children") or []:
         out.extend(_plan_steps(child))
     return out
+
+
+@pytest.mark.parametrize("writes", [12, pytest.param(200, marks=pytest.mark.slow)])
+def test_neo4j_eight_replicas_writing_at_once_lose_and_duplicate_nothing(
+        request: pytest.FixtureRequest, writes: int) -> None:
+    """Eight facades on one Neo4j (as eight API replicas: no shared lock), ``writes`` each, at
+    once: every write is there exactly once (8 x 200 takes ~4 minutes: marked slow)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from graphmem import GraphMemory
+    from tests.conftest import FakeEmbedder, _wipe_neo4j
+
+    uri = request.getfixturevalue("neo4j_uri")
+    _wipe_neo4j(uri)
+
+    def replica(n: int) -> list[str]:
+        with GraphMemory.open(uri, embedder=FakeEmbedder()) as mem:
+            return [mem.store(f"replica {n} note {j}", namespace="busy",
+                              session_id=f"r{n}").id for j in range(writes)]
+
+    with ThreadPoolExecutor(8) as pool:
+        ids = [i for batch in pool.map(replica, range(8)) for i in batch]
+    assert len(ids) == len(set(ids)) == 8 * writes
+    with GraphMemory.open(uri, embedder=FakeEmbedder()) as mem:
+        stored = [m for page in mem.backend.iter_memories("busy", embeddings=False)
+                  for m in page]
+        assert len(stored) == 8 * writes and {m.id for m in stored} == set(ids)
+        follows = [e for page in mem.backend.iter_edges("busy") for e in page
+                   if e.type is RelationType.FOLLOWS]
+        assert len(follows) == 8 * (writes - 1)  # each session chained exactly once
