@@ -51,6 +51,12 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
 
 
+def _bearer(headers: dict[bytes, bytes]) -> str:
+    """The API key of an ``Authorization: Bearer <key>`` header (raw ASGI headers), or ""."""
+    auth = headers.get(b"authorization", b"").decode("latin-1")
+    return auth[len("Bearer "):].strip() if auth.startswith("Bearer ") else ""
+
+
 def _is_loopback(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback
@@ -137,9 +143,8 @@ class McpAuth:
             return
         who: Principal | None = Principal("dev", frozenset({"*"}), "admin")
         if not self.settings.dev_no_auth:
-            header = dict(scope.get("headers") or {}).get(b"authorization", b"").decode()
-            who = (self.keys.verify(header[len("Bearer "):].strip())
-                   if header.startswith("Bearer ") else None)
+            key = _bearer(dict(scope.get("headers") or []))
+            who = self.keys.verify(key) if key else None
         if who is None:
             response = _error(401, "unauthorized", "send an API key: Authorization: Bearer <key>")
             await response(scope, receive, send)
@@ -171,8 +176,7 @@ class Guard:
                              "host names are served")(scope, receive, send)
                 return
         if not self.settings.dev_no_auth and path.startswith(("/v1/", "/mcp")):
-            auth = headers.get(b"authorization", b"").decode("latin-1")
-            key = auth[len("Bearer "):].strip() if auth.startswith("Bearer ") else ""
+            key = _bearer(headers)
             if not key or self.keys.verify(key) is None:
                 message = ("send an API key: Authorization: Bearer <key>" if not key
                            else "unknown or revoked API key")

@@ -60,15 +60,8 @@ BROWSER = [n for n in cypher.names() if n.startswith("browser/")
            and "." not in n]
 
 
-@pytest.mark.parametrize("name", BROWSER)
-def test_browser_queries_run_on_falkordb(name: str, falkordb_server: Any, clock: Clock,
-                                         fake_embedder: FakeEmbedder) -> None:
-    with _open(falkordb_server, clock, fake_embedder) as mem:
-        ids = _seed(mem, clock)
-        st = cypher.load(name, "falkordb")
-        assert set(st.browser_params) == st.parameters or st.dialect == "falkordb"
-        params = {"namespace": NS, "id": ids["deploy"], "run_id": "run-1"}
-        rows = mem.backend.conn.run(st, {k: params[k] for k in st.parameters})  # type: ignore[attr-defined]
+def _check_browser_rows(name: str, rows: list[dict[str, Any]], ids: dict[str, str]) -> None:
+    """What each Browser query must show on the graph ``_seed`` wrote (any engine)."""
     assert rows, f"{name} returned nothing on the seeded graph"
     if name == "browser/causal_chains":
         assert max(r["hops"] for r in rows) == 2
@@ -81,6 +74,19 @@ def test_browser_queries_run_on_falkordb(name: str, falkordb_server: Any, clock:
         assert rows[0]["id"] == ids["fix"] and rows[0]["access_count"] == 1
     if name == "browser/tier_distribution":
         assert sum(r["memories"] for r in rows) == 9
+
+
+
+@pytest.mark.parametrize("name", BROWSER)
+def test_browser_queries_run_on_falkordb(name: str, falkordb_server: Any, clock: Clock,
+                                         fake_embedder: FakeEmbedder) -> None:
+    with _open(falkordb_server, clock, fake_embedder) as mem:
+        ids = _seed(mem, clock)
+        st = cypher.load(name, "falkordb")
+        assert set(st.browser_params) == st.parameters or st.dialect == "falkordb"
+        params = {"namespace": NS, "id": ids["deploy"], "run_id": "run-1"}
+        rows = mem.backend.conn.run(st, {k: params[k] for k in st.parameters})  # type: ignore[attr-defined]
+    _check_browser_rows(name, rows, ids)
 
 
 def _raw_graph(server: Any, n: int = 200) -> Any:
@@ -201,15 +207,4 @@ def test_browser_queries_run_on_neo4j(name: str, neo4j_uri: str, clock: Clock,
         st = cypher.load(name, "neo4j")
         params = {"namespace": NS, "id": ids["deploy"], "run_id": "run-1"}
         rows = mem.backend.conn.run(st, {k: params[k] for k in st.parameters})  # type: ignore[attr-defined]
-    assert rows, f"{name} returned nothing on the seeded graph"
-    if name == "browser/causal_chains":
-        assert max(r["hops"] for r in rows) == 2
-    if name == "browser/disputed_pairs":
-        assert rows[0]["claim"] == "billing runs on postgres 14"
-    if name == "browser/consolidation_lineage":
-        assert rows[0]["size"] == 2 and {m["status"] for m in rows[0]["members"]} == {
-            "archived"}
-    if name == "browser/most_promoted":
-        assert rows[0]["id"] == ids["fix"] and rows[0]["access_count"] == 1
-    if name == "browser/tier_distribution":
-        assert sum(r["memories"] for r in rows) == 9
+    _check_browser_rows(name, rows, ids)
