@@ -555,6 +555,14 @@ def keys_revoke(data: Path, key_id: str) -> None:
     click.echo(f"revoked {key_id}")
 
 
+def _write_json(out: Path | None, data: Any) -> None:
+    """A benchmark's JSON result, when ``--out`` asks for it."""
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(data, indent=2) + "\n")
+        click.echo(f"wrote {out}", err=True)
+
+
 @main.group()
 def bench() -> None:
     """Benchmarks: each prints a table and writes JSON (see docs/BENCHMARKS.md)."""
@@ -582,10 +590,7 @@ def bench_locomo(folder: Path, convs: str | None, ks: str, out: Path | None) -> 
     except (ValueError, FileNotFoundError) as exc:
         _fail(str(exc))
     click.echo(table(result))
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n")
-        click.echo(f"wrote {out}", err=True)
+    _write_json(out, result)
 
 
 @bench.command("lifecycle")
@@ -607,10 +612,7 @@ def bench_lifecycle(folder: Path, convs: str | None, out: Path | None) -> None:
     except (ValueError, FileNotFoundError) as exc:
         _fail(str(exc))
     click.echo(table(result))
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n")
-        click.echo(f"wrote {out}", err=True)
+    _write_json(out, result)
 
 
 @bench.command("tune-locomo")
