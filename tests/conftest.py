@@ -114,7 +114,7 @@ def neo4j_uri() -> Iterator[str]:
     from Maven Central artifacts for the whole run (java, javac and mvn needed)."""
     import os
 
-    from tests.neo4j.launcher import Neo4jServer, unavailable
+    from graphmem.bench.neo4j_launcher import Neo4jServer, unavailable
 
     external = os.environ.get("GRAPHMEM_NEO4J_URI")
     if external:

@@ -11,7 +11,7 @@ import org.neo4j.harness.Neo4jBuilders;
 
 /**
  * Starts a throwaway Neo4j 5 server for graphmem's tests: Bolt on a random loopback port, a
- * temporary data folder, no auth. Prints {@code BOLT <uri>} once it answers, and stops cleanly
+ * temporary data folder (or the one named by the first argument), no auth. Prints {@code BOLT <uri>} once it answers, and stops cleanly
  * on SIGTERM (or when standard input closes).
  */
 public final class Launcher {
@@ -19,7 +19,7 @@ public final class Launcher {
     }
 
     public static void main(String[] args) throws Exception {
-        Path home = Files.createTempDirectory("graphmem-neo4j-");
+        Path home = args.length > 0 ? Path.of(args[0]) : Files.createTempDirectory("graphmem-neo4j-");
         Neo4j neo4j = Neo4jBuilders.newInProcessBuilder(home)
                 .withDisabledServer()
                 .withConfig(BoltConnector.enabled, true)

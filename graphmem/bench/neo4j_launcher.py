@@ -1,6 +1,7 @@
-"""Starts the Maven-built Neo4j 5 launcher (``tests/neo4j``) for the test run: resolves the
-harness from Maven Central (cached in ~/.m2), compiles ``Launcher.java`` with javac, runs it,
-and reads the Bolt URI it prints. Stopped with SIGTERM (or by closing its stdin)."""
+"""Starts the Maven-built Neo4j 5 launcher (``tests/neo4j`` in a source checkout) for the tests
+and the benchmarks: resolves the harness from Maven Central (cached in ~/.m2), compiles
+``Launcher.java`` with javac, runs it, and reads the Bolt URI it prints. Stopped with SIGTERM
+(or by closing its stdin). A development tool: the service itself connects to any Neo4j 5."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import subprocess
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+MODULE = Path(__file__).resolve().parents[2] / "tests" / "neo4j"
 
 
-def unavailable() -> str | None:
+def unavailable(module: Path = MODULE) -> str | None:
     """Why a Neo4j cannot be started here, or None."""
+    if not (module / "pom.xml").exists():
+        return f"no Neo4j launcher module at {module} (it ships with the source checkout)"
     for tool in ("java", "javac", "mvn"):
         if shutil.which(tool) is None:
             return f"{tool} is not installed (Neo4j runs from Maven Central artifacts)"
@@ -23,19 +26,25 @@ def unavailable() -> str | None:
 
 
 class Neo4jServer:
-    def __init__(self) -> None:
+    """``home``: the server's data folder (kept, e.g. to measure its size); a temporary one,
+    removed by the server, when None."""
+
+    def __init__(self, home: Path | None = None, *, module: Path = MODULE,
+                 heap: str = "1g") -> None:
+        self.home, self.module, self.heap = home, module, heap
         self.proc: subprocess.Popen[str] | None = None
         self.uri = ""
 
     def _classpath(self) -> str:
-        target = HERE / "target"
+        target = self.module / "target"
         cp_file = target / "classpath.txt"
-        if not cp_file.exists() or cp_file.stat().st_mtime < (HERE / "pom.xml").stat().st_mtime:
+        pom = self.module / "pom.xml"
+        if not cp_file.exists() or cp_file.stat().st_mtime < pom.stat().st_mtime:
             subprocess.run(["mvn", "-q", "-B", "dependency:build-classpath",
-                            f"-Dmdep.outputFile={cp_file}"], cwd=HERE, check=True,
+                            f"-Dmdep.outputFile={cp_file}"], cwd=self.module, check=True,
                            timeout=1200)
         classes = target / "classes"
-        source = HERE / "src" / "main" / "java" / "graphmem" / "Launcher.java"
+        source = self.module / "src" / "main" / "java" / "graphmem" / "Launcher.java"
         built = classes / "graphmem" / "Launcher.class"
         deps = cp_file.read_text().strip()
         if not built.exists() or built.stat().st_mtime < source.stat().st_mtime:
@@ -47,7 +56,8 @@ class Neo4jServer:
     def start(self, timeout: float = 180) -> str:
         cp = self._classpath()
         self.proc = subprocess.Popen(
-            ["java", "-Xmx1g", "-cp", cp, "graphmem.Launcher"], stdin=subprocess.PIPE,
+            ["java", f"-Xmx{self.heap}", "-cp", cp, "graphmem.Launcher",
+             *([str(self.home)] if self.home is not None else [])], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         assert self.proc.stdout is not None
         deadline = time.monotonic() + timeout
@@ -59,6 +69,13 @@ class Neo4jServer:
                 self.uri = line.split()[1].rstrip("/")
                 return self.uri
         raise RuntimeError("the Neo4j launcher printed no Bolt URI in time")
+
+    def __enter__(self) -> Neo4jServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
