@@ -29,7 +29,11 @@ class Neo4jConnection:
         import neo4j
 
         try:
-            self._driver = neo4j.GraphDatabase.driver(self.uri, auth=self._auth)
+            # "unrecognized" notices (a property no node has yet, e.g. `seq` on an empty
+            # database) are expected and would log a warning per statement
+            self._driver = neo4j.GraphDatabase.driver(
+                self.uri, auth=self._auth, notifications_disabled_classifications=[
+                    neo4j.NotificationDisabledClassification.UNRECOGNIZED])
             self._driver.verify_connectivity()
         except Exception as exc:
             self._driver = None

@@ -483,3 +483,23 @@ def test_neo4j_eight_replicas_writing_at_once_lose_and_duplicate_nothing(
         follows = [e for page in mem.backend.iter_edges("busy") for e in page
                    if e.type is RelationType.FOLLOWS]
         assert len(follows) == 8 * (writes - 1)  # each session chained exactly once
+
+
+def test_neo4j_fresh_database_logs_no_warning_per_statement(
+        request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture) -> None:
+    """On an empty Neo4j, statements naming a property no node has yet (``seq``) made the
+    driver log a warning for each one: an operator's log drowned in notices."""
+    import logging
+
+    from graphmem import GraphMemory
+    from tests.conftest import Clock, FakeEmbedder, _wipe_neo4j
+
+    uri = request.getfixturevalue("neo4j_uri")
+    _wipe_neo4j(uri)
+    caplog.set_level(logging.WARNING)
+    with GraphMemory.open(uri, embedder=FakeEmbedder(), clock=Clock()) as mem:
+        mem.store_many([{"content": f"turn {i}", "session_id": "s"} for i in range(3)],
+                       namespace="quiet")
+        mem.retrieve("turn", namespace="quiet")
+    noisy = [r.getMessage()[:120] for r in caplog.records if r.name.startswith("neo4j")]
+    assert noisy == []
