@@ -42,15 +42,33 @@ def _export(mem: GraphMemory) -> str:
     return out.getvalue()
 
 
-def test_sqlite_to_falkordb_and_back_is_exact(tmp_path: Path, falkordb_server: Any,
-                                              clock: Clock) -> None:
+def _graph_store(request: pytest.FixtureRequest, engine: str) -> tuple[Any, str, list[str]]:
+    """A fresh, empty graph store on the engine; its target; the CLI options that name it."""
+    if engine == "falkordb":
+        server = request.getfixturevalue("falkordb_server")
+        graph = f"t{uuid.uuid4().hex}"
+        return open_falkordb_store(server, graph), server.url, ["--graph", graph]
+    from graphmem.store.cypher import CypherStore
+    from graphmem.store.neo4j_conn import Neo4jConnection
+    from tests.conftest import _wipe_neo4j
+
+    uri = request.getfixturevalue("neo4j_uri")
+    _wipe_neo4j(uri)
+    store = CypherStore(Neo4jConnection(uri, user="neo4j", password=None))
+    store.open()
+    return store, uri, []
+
+
+@pytest.mark.parametrize("engine", ["falkordb", "neo4j"])
+def test_sqlite_to_graph_and_back_is_exact(tmp_path: Path, request: pytest.FixtureRequest,
+                                           engine: str, clock: Clock) -> None:
     emb = FakeEmbedder()
     with GraphMemory.open(tmp_path / "a", clock=clock, embedder=emb) as mem:
         _fill(mem, clock)
         original = _export(mem)
     src = SQLiteStore(tmp_path / "a")
     src.open()
-    mid = open_falkordb_store(falkordb_server)
+    mid, _, _ = _graph_store(request, engine)
     back = SQLiteStore(tmp_path / "b")
     back.open()
     try:
@@ -68,27 +86,29 @@ def test_sqlite_to_falkordb_and_back_is_exact(tmp_path: Path, falkordb_server: A
         assert _export(mem) == original
 
 
-def test_cli_migrate(tmp_path: Path, falkordb_server: Any, clock: Clock) -> None:
+@pytest.mark.parametrize("engine", ["falkordb", "neo4j"])
+def test_cli_migrate(tmp_path: Path, request: pytest.FixtureRequest, engine: str,
+                     clock: Clock) -> None:
     gm = (shutil.which("graphmem", path=str(Path(sys.executable).parent))
           or shutil.which("graphmem"))
     assert gm
     with GraphMemory.open(tmp_path / "a", clock=clock, embedder=FakeEmbedder()) as mem:
         _fill(mem, clock)
-    graph = f"t{uuid.uuid4().hex}"
-    out = subprocess.run([gm, "migrate", "--from", str(tmp_path / "a"), "--to",
-                          falkordb_server.url, "--graph", graph, "--all-namespaces", "--json"],
+    store, target, opts = _graph_store(request, engine)
+    store.close()
+    out = subprocess.run([gm, "migrate", "--from", str(tmp_path / "a"), "--to", target, *opts,
+                          "--all-namespaces", "--json"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     got = {r["namespace"]: r for r in json.loads(out.stdout)}
     assert got[NS]["memories"] == 7 and got["other"]["memories"] == 1
     assert all(r["ok"] for r in got.values())
-    cfg = GraphMemConfig(store=StoreConfig(falkordb_graph=graph))
-    with GraphMemory.open(falkordb_server.url, config=cfg, clock=clock,
-                          embedder=FakeEmbedder()) as mem:
+    cfg = GraphMemConfig(store=StoreConfig(falkordb_graph=opts[1] if opts else "graphmem"))
+    with GraphMemory.open(target, config=cfg, clock=clock, embedder=FakeEmbedder()) as mem:
         assert mem.stats(namespace=NS)["memories"] == 7
         assert mem.retrieve("deploy failed", namespace=NS)[0].memory.content.startswith(
             "deploy failed")
-    again = subprocess.run([gm, "migrate", "--from", str(tmp_path / "a"), "--to",
-                            falkordb_server.url, "--graph", graph, "-n", NS],
+    again = subprocess.run([gm, "migrate", "--from", str(tmp_path / "a"), "--to", target,
+                            *opts, "-n", NS],
                            capture_output=True, text=True, timeout=120)
     assert again.returncode == 1 and "already holds memories" in again.stderr
