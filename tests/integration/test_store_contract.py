@@ -219,6 +219,30 @@ def test_edges_neighbourhood_and_delete_cascade(store: MemoryStore) -> None:
     assert store.edges_of(NS, ["m4"]) == []
 
 
+def test_neighbourhood_statement_returns_each_reachable_edge_once(store: MemoryStore) -> None:
+    """The one-round-trip neighbourhood of the Cypher adapter: FalkorDB answered the old
+    statement (a second MATCH on the bound relationship) with 7,619 rows for 19 edges, which
+    made a depth-1 retrieval take a second and pushed depth 2 into the hop-by-hop fallback."""
+    from graphmem.store.cypher import CypherStore
+
+    n = 30
+    store.apply(WriteBatch(NS, memories=[memory(i) for i in range(n)],
+                           edges=[edge(f"m{i}", f"m{i + 1}") for i in range(n - 1)]
+                           + [edge(f"m{i}", f"m{i + 2}", RelationType.SIMILAR_TO, score=0.6)
+                              for i in range(0, n - 2, 3)]))
+    seeds = ["m10", "m11"]
+    one = {e.key for e in store.neighbourhood(NS, seeds, 1)}
+    assert one == {e.key for e in store.edges_of(NS, seeds)}
+    if isinstance(store, CypherStore):
+        for depth in (1, 2):
+            rows = store._run("edge/neighbourhood", namespace=NS, seeds=seeds, depth=depth,
+                              limit=10_000, types=None)
+            keys = [(r["source_id"], r["target_id"], r["type"]) for r in rows]
+            assert len(keys) == len(set(keys))  # each edge once
+            reached = {e.key for e in store.neighbourhood(NS, seeds, depth)}
+            assert {(a, b, RelationType(t)) for a, b, t in keys} == reached
+
+
 def test_edge_upsert_is_idempotent(store: MemoryStore) -> None:
     store.apply(WriteBatch(NS, memories=[memory(1), memory(2)]))
     store.apply(WriteBatch(NS, edges=[edge("m1", "m2", RelationType.SIMILAR_TO, score=0.5)]))
