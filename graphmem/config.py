@@ -116,6 +116,9 @@ class RetrievalConfig(_Frozen):
     seeds: int = Field(default=20, gt=0)
     #: keyword seeding uses the rarest query terms whose postings fit this budget (ADR 0002)
     seed_postings: int = Field(default=3000, gt=0)
+    #: the full-text index is asked for this many candidates, which graphmem's own BM25 then
+    #: ranks: the same seeds on every engine (ADR 0007)
+    keyword_pool: int = Field(default=1000, gt=0)
     fusion: Literal["zscore", "rrf"] = "zscore"
     rrf_k: int = Field(default=60, gt=0)
     depth: int = Field(default=1, ge=0, le=2)

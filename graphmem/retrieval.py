@@ -169,9 +169,11 @@ class Retriever:
         context = self.store.vector_topk(ns, vec, rc.vector_k, field="context", tiers=q.tiers,
                                          statuses=statuses)
         stats = self.store.keyword_stats(ns, terms) if terms else None
-        keyword = self.store.keyword_topk(ns, self._seed_terms(terms, stats), rc.keyword_k,
-                                          field_weights=rc.bm25_field_weights, tiers=q.tiers,
-                                          statuses=statuses)
+        seed_terms = self._seed_terms(terms, stats)
+        found = self.store.keyword_topk(ns, seed_terms, max(rc.keyword_k, rc.keyword_pool),
+                                        field_weights=rc.bm25_field_weights, tiers=q.tiers,
+                                        statuses=statuses)
+        keyword = self._rescore_keyword(ns, seed_terms, stats, found)[: rc.keyword_k]
         best_sim: dict[str, float] = {}
         for id_, s in dense + context:
             best_sim[id_] = max(s, best_sim.get(id_, -1.0))
@@ -324,6 +326,23 @@ class Retriever:
             chosen.append(t)
             used += df[t]
         return chosen
+
+    def _rescore_keyword(self, ns: str, terms: list[str], stats: Any,
+                         found: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        """The full-text index's candidates ranked by the namespace's own BM25 (the rerank's
+        formula and field weights): the index only finds, so every engine (FTS5, Lucene and
+        RediSearch score differently) seeds the same memories in the same order (ADR 0007)."""
+        if not found or stats is None:
+            return found
+        fields = self.store.keyword_fields(ns, [i for i, _ in found])
+        rc = self.config.retrieval
+        w0, w1 = rc.bm25_field_weights
+        kw = bm25(terms, {i: f[0].split() for i, f in fields.items()}, stats[0].df,
+                  stats[0].docs, stats[0].avg_length, k1=rc.bm25_k1, b=rc.bm25_b)
+        ctx = bm25(terms, {i: f[1].split() for i, f in fields.items()}, stats[1].df,
+                   stats[1].docs, stats[1].avg_length, k1=rc.bm25_k1, b=rc.bm25_b)
+        scored = [(i, w0 * kw.get(i, 0.0) + w1 * ctx.get(i, 0.0)) for i in fields]
+        return sorted(scored, key=lambda x: (-x[1], x[0]))
 
     def _keyword_terms(self, terms: list[str], stats: Any, memories: list[Memory]
                        ) -> tuple[dict[str, float], dict[str, float]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from graphmem import GraphMemory
+from graphmem.bench.engines import engine
 
 _DATE = "%I:%M %p on %d %B, %Y"
 _ID = re.compile(r"^D\d+:\d+$")
@@ -104,10 +106,13 @@ class Scores:
         return out
 
 
-def ingest(mem: GraphMemory, conv: Conversation) -> dict[str, str]:
-    """Store a conversation; returns memory id -> dia_id."""
-    stored = mem.store_many([{k: t[k] for k in ("content", "source", "session_id", "created_at")}
-                             for t in conv.turns], namespace=conv.name)
+def ingest(mem: GraphMemory, conv: Conversation, namespace: str | None = None, *,
+           keep_ids: bool = False) -> dict[str, str]:
+    """Store a conversation (in its own namespace); returns memory id -> dia_id. With
+    ``keep_ids`` each memory's id is its dia_id (stores compared break ties alike)."""
+    keys = ("content", "source", "session_id", "created_at")
+    stored = mem.store_many([{k: t[k] for k in keys} | ({"id": t["dia_id"]} if keep_ids else {})
+                             for t in conv.turns], namespace=namespace or conv.name)
     return {m.id: t["dia_id"] for m, t in zip(stored, conv.turns, strict=True)}
 
 
@@ -170,6 +175,7 @@ SYSTEMS = ("graphmem", "dense", "bm25", "hybrid")
 
 def run_locomo(folder: Path, *, convs: Iterable[str] | None = None,
                ks: tuple[int, ...] = KS, embedder: Any = None, config: Any = None,
+               store: str = "sqlite", neo4j_uri: str | None = None,
                progress: Callable[[str], None] = print) -> dict[str, Any]:
     """Every question of every conversation through graphmem's full pipeline and the three
     baselines, on the same embeddings; metrics per system, overall (categories 1-4) and per
@@ -190,11 +196,14 @@ def run_locomo(folder: Path, *, convs: Iterable[str] | None = None,
         s: defaultdict(lambda: Scores(ks=ks)) for s in SYSTEMS}
     top = max(ks)
     t_start = time.perf_counter()
+    run = uuid.uuid4().hex[:8]  # namespaces of their own on a shared (external) server
     with tempfile.TemporaryDirectory() as tmp, \
-            GraphMemory.open(Path(tmp) / "data", embedder=emb, config=config) as mem:
+            engine(store, Path(tmp), neo4j_uri=neo4j_uri) as eng, \
+            GraphMemory.open(eng.target, embedder=emb, config=config or eng.config) as mem:
         for conv in conversations_:
             progress(f"{conv.name}: {len(conv.turns)} turns, {len(conv.questions)} questions")
-            id_map = ingest(mem, conv)
+            namespace = conv.name if eng.disk is not None else f"{conv.name}-{run}"
+            id_map = ingest(mem, conv, namespace)
             dia = [t["dia_id"] for t in conv.turns]
             matrix = emb.embed([t["content"] for t in conv.turns])
             bm25 = baselines.OkapiBM25([baselines.tokens(t["content"]) for t in conv.turns])
@@ -204,7 +213,7 @@ def run_locomo(folder: Path, *, convs: Iterable[str] | None = None,
                     continue
                 q, cat, ev = qa["question"], qa["category"], qa["evidence"]
                 t0 = time.perf_counter()
-                hits = mem.search_index(q, namespace=conv.name, limit=top)
+                hits = mem.search_index(q, namespace=namespace, limit=top)
                 per["graphmem"][cat].add([id_map[h.id] for h in hits], ev,
                                          time.perf_counter() - t0)
                 t0 = time.perf_counter()
@@ -224,6 +233,7 @@ def run_locomo(folder: Path, *, convs: Iterable[str] | None = None,
     scored = sum(1 for c in conversations_ for qa in c.questions if qa["evidence"])
     return {
         "conversations": [c.name for c in conversations_],
+        "store": store,
         "ks": list(ks),
         "questions": n_questions,
         "unscored_questions": n_questions - scored,
@@ -238,7 +248,8 @@ def table(r: dict[str, Any]) -> str:
     ks = r["ks"]
     head = ("| system | " + " | ".join(f"R@{k}" for k in ks)
             + " | all-evidence hit@10 | MRR | p50 ms | p95 ms |")
-    lines = [f"Categories 1-4 ({r['systems']['graphmem']['overall']['questions']} questions; "
+    lines = [f"Categories 1-4 ({r['systems']['graphmem']['overall']['questions']} questions, "
+             f"graphmem on {r.get('store', 'sqlite')}; "
              f"{r['dropped_evidence']} evidence ids dropped, {r['unscored_questions']} "
              "questions unscored)", "", head, "|" + "---|" * (len(ks) + 5)]
     for name, res in r["systems"].items():

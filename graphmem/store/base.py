@@ -132,6 +132,11 @@ class MemoryStore(Protocol):
         """The memories of ``ids`` that exist in the namespace (any status)."""
         ...
 
+    def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """id -> (keywords, context_keywords) of the memories of ``ids`` in the namespace: the
+        light read with which retrieval ranks full-text candidates itself (ADR 0007)."""
+        ...
+
     def find_by_hash(self, namespace: str, hashes: Collection[str]) -> dict[str, str]:
         """content_hash -> id of an *active* memory with that hash."""
         ...

@@ -224,6 +224,13 @@ class CypherStore:
         rows = self._run(name, namespace=namespace, ids=list(dict.fromkeys(ids)))
         return {r["id"]: _memory(r) for r in rows}
 
+    def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        if not ids:
+            return {}
+        rows = self._run("memory/keyword_fields", namespace=namespace,
+                         ids=list(dict.fromkeys(ids)))
+        return {r["id"]: (r["keywords"] or "", r["context_keywords"] or "") for r in rows}
+
     def find_by_hash(self, namespace: str, hashes: Collection[str]) -> dict[str, str]:
         out: dict[str, str] = {}
         if hashes:

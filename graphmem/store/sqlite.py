@@ -413,6 +413,18 @@ class SQLiteStore:
                 out[m.id] = m
         return out
 
+    def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        out: dict[str, tuple[str, str]] = {}
+        unique = list(dict.fromkeys(ids))
+        with self._lock:
+            for i in range(0, len(unique), _CHUNK):
+                chunk = unique[i:i + _CHUNK]
+                for id_, kw, ctx in self.conn.execute(
+                    f"SELECT id, keywords, context_keywords FROM memories WHERE namespace = ? "
+                    f"AND id IN ({_marks(len(chunk))})", (namespace, *chunk)):
+                    out[id_] = (kw or "", ctx or "")
+        return out
+
     def find_by_hash(self, namespace: str, hashes: Collection[str]) -> dict[str, str]:
         out: dict[str, str] = {}
         unique = list(set(hashes))

@@ -192,6 +192,9 @@ def test_keyword_topk_and_field_scores(store: MemoryStore) -> None:
     assert store.keyword_stats("other", ["deploy"])[0].docs == 0
     assert store.keyword_topk(NS, [], 10) == []
     assert store.keyword_topk(NS, ['quote"s', "or", "AND"], 10) == []  # no syntax errors
+    assert store.keyword_fields(NS, ["m3", "m1", "m2", "nope"]) == {
+        "m3": ("tea coffe", "deploy tea"), "m1": ("deploy fail migrat", "")}
+    assert store.keyword_fields("other", ["m1"]) == {} and store.keyword_fields(NS, []) == {}
 
 
 def test_edges_neighbourhood_and_delete_cascade(store: MemoryStore) -> None:
