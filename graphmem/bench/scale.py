@@ -1,12 +1,13 @@
 """Scale benchmark: write throughput, retrieval latency at depth 0/1/2, RSS, disk, start-up.
 
 Stores N synthetic memories (sessions, FOLLOWS and SIMILAR_TO edges, realistic text) in a
-fresh data folder and measures:
+fresh store (the embedded folder, FalkorDB or Neo4j: ``engines.py``) and measures:
 - embedding throughput of the model (memories and their context texts);
 - write throughput without embedding (vectors precomputed) for all N, and with embedding on a
   subset (the real model in the loop);
 - retrieve latency p50/p95/p99 at depth 0, 1 and 2, with and without the query embedding;
-- resident memory, disk use and the time to reopen the store.
+- resident memory (this process: a server's own memory is not counted), disk use and the time
+  to reopen the store.
 ``--embeddings random`` swaps the model for seeded random vectors (store costs only; use it for
 100k runs on 2 cores, where embedding alone would take ~25 minutes).
 """
@@ -22,6 +23,7 @@ import shutil
 import statistics
 import tempfile
 import time
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ import numpy as np
 
 from graphmem import GraphMemory
 from graphmem.bench import synthetic
+from graphmem.bench.engines import Engine, engine
 from graphmem.embedding import Embedder, SentenceTransformerEmbedder
 from graphmem.writes import context_text
 
@@ -121,16 +124,23 @@ def _context_texts(records: list[dict[str, Any]]) -> list[str]:
 
 def run_scale(n: int, *, embeddings: str = "real", queries: int = 200, batch: int = 1000,
               with_embedding_subset: int = 2000, folder: Path | None = None,
-              store: str = "sqlite", progress: Any = print) -> dict[str, Any]:
-    base: Embedder = SentenceTransformerEmbedder() if embeddings == "real" else RandomEmbedder()
+              store: str = "sqlite", neo4j_uri: str | None = None,
+              progress: Any = print) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="graphmem-bench-")) if folder is None else folder
-    server = None
-    if store == "falkordb":
-        from graphmem.store.falkordb_server import FalkorDBServer
+    try:
+        with engine(store, tmp, neo4j_uri=neo4j_uri) as eng:
+            return _run(eng, n, embeddings=embeddings, queries=queries, batch=batch,
+                        with_embedding_subset=with_embedding_subset, progress=progress)
+    finally:
+        if folder is None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
-        server = FalkorDBServer(tmp / "falkordb")
-        server.start()
-    data: Any = tmp / "data" if server is None else server.url
+
+def _run(eng: Engine, n: int, *, embeddings: str, queries: int, batch: int,
+         with_embedding_subset: int, progress: Any) -> dict[str, Any]:
+    base: Embedder = SentenceTransformerEmbedder() if embeddings == "real" else RandomEmbedder()
+    data, store = eng.target, eng.store
+    namespace = f"bench-{uuid.uuid4().hex[:8]}" if eng.disk is None else "bench"
     records = synthetic.records(n)
     qs = synthetic.queries(queries)
     pre = PrecomputedEmbedder(base)
@@ -148,12 +158,12 @@ def run_scale(n: int, *, embeddings: str = "real", queries: int = 200, batch: in
     }
     progress(f"writing {n} memories in batches of {batch} (vectors precomputed) ...")
     switch = Switch(pre)
-    mem = GraphMemory.open(data, embedder=switch)
+    mem = GraphMemory.open(data, embedder=switch, config=eng.config)
     start = time.perf_counter()
     for i in range(0, n, batch):
-        mem.store_many(records[i:i + batch], namespace="bench")
+        mem.store_many(records[i:i + batch], namespace=namespace)
     t_write = time.perf_counter() - start
-    stats = mem.stats(namespace="bench")
+    stats = mem.stats(namespace=namespace)
     result["write"] = {"batch": batch, "seconds": round(t_write, 2),
                        "memories_per_s_without_embedding": round(n / t_write, 1),
                        "edges": stats["edges"], "misses": pre.misses}
@@ -162,7 +172,7 @@ def run_scale(n: int, *, embeddings: str = "real", queries: int = 200, batch: in
         switch.inner = base
         start = time.perf_counter()
         for i in range(0, len(subset), batch):
-            mem.store_many(subset[i:i + batch], namespace="bench-embedded")
+            mem.store_many(subset[i:i + batch], namespace=f"{namespace}-embedded")
         t = time.perf_counter() - start
         result["write"]["memories_per_s_with_embedding"] = round(len(subset) / t, 1)
         result["write"]["with_embedding_subset"] = len(subset)
@@ -170,7 +180,7 @@ def run_scale(n: int, *, embeddings: str = "real", queries: int = 200, batch: in
     mem.close()
 
     start = time.perf_counter()
-    mem = GraphMemory.open(data, embedder=switch)
+    mem = GraphMemory.open(data, embedder=switch, config=eng.config)
     result["startup_s"] = round(time.perf_counter() - start, 3)
     qpre = PrecomputedEmbedder(base)
     qpre.fill(qs)
@@ -186,40 +196,39 @@ def run_scale(n: int, *, embeddings: str = "real", queries: int = 200, batch: in
         for q in qs:
             switch.inner = base
             t0 = time.perf_counter()
-            mem.retrieve(q, namespace="bench", depth=depth)
+            mem.retrieve(q, namespace=namespace, depth=depth)
             total.append(time.perf_counter() - t0)
             switch.inner = qpre
             t0 = time.perf_counter()
-            mem.retrieve(q, namespace="bench", depth=depth)
+            mem.retrieve(q, namespace=namespace, depth=depth)
             core.append(time.perf_counter() - t0)
         result["retrieve"][f"depth_{depth}"] = {"with_query_embedding": _latency(total),
                                                 "without_query_embedding": _latency(core)}
         progress(f"depth {depth}: p95 {result['retrieve'][f'depth_{depth}']}")
-    result["ann_recall@10"] = _ann_recall(mem, texts, pre, qpre, qs)
+    result["ann_recall@10"] = _ann_recall(mem, texts, pre, qpre, qs, namespace)
     result["rss_mb"] = round(_rss_mb(), 1)
     result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     mem.close()
-    if server is not None:
-        server.stop()  # the server's RSS is its own process: disk is its folder
-    result["disk_mb"] = round(_disk_mb(tmp / ("data" if server is None else "falkordb")), 1)
-    result["disk_mb_per_100k"] = round(result["disk_mb"] * 100_000 / n, 1)
-    if folder is None:
-        shutil.rmtree(tmp, ignore_errors=True)
+    if eng.disk is not None:  # a server's RSS is its own process: disk is its folder
+        result["disk_mb"] = round(_disk_mb(eng.disk), 1)
+        result["disk_mb_per_100k"] = round(result["disk_mb"] * 100_000 / n, 1)
     return result
 
 
 def _ann_recall(mem: GraphMemory, texts: list[str], pre: PrecomputedEmbedder,
-                qpre: PrecomputedEmbedder, qs: list[str], k: int = 10) -> float:
+                qpre: PrecomputedEmbedder, qs: list[str], namespace: str,
+                k: int = 10) -> float:
     """The store's vector top-k against exhaustive search over the same vectors."""
-    ids = [m.id for page in mem.backend.iter_memories("bench", embeddings=False) for m in page]
+    ids = [m.id for page in mem.backend.iter_memories(namespace, embeddings=False)
+           for m in page]
     contents = {m.id: m.content for page in mem.backend.iter_memories(
-        "bench", embeddings=False) for m in page}
+        namespace, embeddings=False) for m in page}
     matrix = np.stack([pre.table[contents[i]] for i in ids])
     hits = []
     for q in qs[:100]:
         vec = qpre.table[q]
         exact = {ids[j] for j in np.argsort(-(matrix @ vec))[:k]}
-        got = {i for i, _ in mem.backend.vector_topk("bench", vec, k)}
+        got = {i for i, _ in mem.backend.vector_topk(namespace, vec, k)}
         hits.append(len(exact & got) / k)
     return round(float(np.mean(hits)), 4)
 
@@ -245,7 +254,8 @@ def table(r: dict[str, Any]) -> str:
     if "ann_recall@10" in r:
         rows.append(("vector top-10 recall vs exact", f"{r['ann_recall@10']}"))
     rows += [("RSS after queries / peak", f"{r['rss_mb']} / {r['peak_rss_mb']} MB"),
-             ("disk", f"{r['disk_mb']} MB ({r['disk_mb_per_100k']} MB per 100k)"),
+             ("disk", f"{r['disk_mb']} MB ({r['disk_mb_per_100k']} MB per 100k)"
+              if "disk_mb" in r else "not seen (an external server)"),
              ("start-up (open store)", f"{r['startup_s']} s")]
     width = max(len(k) for k, _ in rows)
     lines = [f"| {'measure'.ljust(width)} | value |", f"|{'-' * (width + 2)}|-------|"]
