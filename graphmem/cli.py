@@ -634,6 +634,23 @@ def bench_parity(folder: Path, convs: str | None, stores: str, neo4j_uri: str | 
     _write_json(out, result)
 
 
+@bench.command("migrate")
+@click.option("--n", type=int, default=100_000, show_default=True, help="memories to copy")
+@click.option("--to", type=click.Choice(["falkordb", "neo4j"]), default="neo4j",
+              show_default=True)
+@neo4j_uri_option
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@handles_errors
+def bench_migrate(n: int, to: str, neo4j_uri: str | None, out: Path | None) -> None:
+    """Copy N memories from the embedded store to a graph database, timed and verified."""
+    from graphmem.bench.migration import run_migration, table
+
+    result = run_migration(n, to=to, neo4j_uri=neo4j_uri,
+                           progress=lambda msg: click.echo(msg, err=True))
+    click.echo(table(result))
+    _write_json(out, result)
+
+
 @bench.command("lifecycle")
 @click.option("--data", "folder", required=True,
               type=click.Path(exists=True, file_okay=False, path_type=Path),

@@ -13,6 +13,7 @@ import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import numpy as np
 
@@ -85,13 +86,18 @@ def _verify(source: MemoryStore, target: MemoryStore, namespace: str, ids: list[
 
 
 def _same(a: dict[str, object], b: dict[str, object]) -> bool:
-    """Equal records; floats to 1e-9 (FalkorDB returns doubles with 15 significant digits)."""
+    """Equal records; floats to 1e-9 and times to 20 microseconds: FalkorDB returns doubles
+    with 15 significant digits, which for a Unix time in seconds is 10 microseconds."""
     if a.keys() != b.keys():
         return False
     for key, x in a.items():
         y = b[key]
         if isinstance(x, float) and isinstance(y, float | int):
             if not math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12):
+                return False
+        elif key.endswith("_at") and isinstance(x, str) and isinstance(y, str):
+            if abs((datetime.fromisoformat(x) - datetime.fromisoformat(y)).total_seconds()) \
+                    > 20e-6:
                 return False
         elif x != y:
             return False

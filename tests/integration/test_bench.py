@@ -103,6 +103,30 @@ def test_scale_bench_on_falkordb(tmp_path: Path) -> None:
     assert "falkordb" in scale.table(r)
 
 
+def test_scale_bench_on_neo4j(neo4j_uri: str) -> None:
+    """An external (already running) Neo4j: its own namespace, no disk figure."""
+    r = scale.run_scale(120, embeddings="random", queries=5, batch=40, store="neo4j",
+                        neo4j_uri=neo4j_uri, progress=lambda *_: None)
+    assert r["store"] == "neo4j" and r["write"]["edges"]["FOLLOWS"] == 120 - 120 // 20
+    assert r["ann_recall@10"] >= 0.9 and "disk_mb" not in r
+    assert "an external server" in scale.table(r)
+
+
+@pytest.mark.parametrize("to", ["falkordb", "neo4j"])
+def test_migration_bench_copies_and_verifies(request: pytest.FixtureRequest, to: str) -> None:
+    from graphmem.bench.migration import run_migration, table
+
+    uri = request.getfixturevalue("neo4j_uri") if to == "neo4j" else None
+    if uri:
+        from tests.conftest import _wipe_neo4j
+
+        _wipe_neo4j(uri)
+    r = run_migration(150, to=to, neo4j_uri=uri, batch=40, progress=lambda *_: None)
+    assert r["ok"] and r["memories"] == r["target_memories"] == 150
+    assert r["edges"] == r["target_edges"] > 0 and r["sampled"] > 0
+    assert "verified | ok" in table(r)
+
+
 def test_api_load_bench_reports_both_routes() -> None:
     from graphmem.bench import api_load
 

@@ -112,3 +112,15 @@ def test_cli_migrate(tmp_path: Path, request: pytest.FixtureRequest, engine: str
                             *opts, "-n", NS],
                            capture_output=True, text=True, timeout=120)
     assert again.returncode == 1 and "already holds memories" in again.stderr
+
+
+def test_verification_allows_falkordb_precision_and_nothing_more() -> None:
+    """FalkorDB replies carry 15 significant digits (10 us of a Unix time): the copy verifies;
+    a millisecond, or any other field, still fails it."""
+    from graphmem.migrate import _same
+
+    a = {"stored_at": "2026-11-22T23:11:40.291828+00:00", "importance": 0.5, "content": "x"}
+    assert _same(a, {**a, "stored_at": "2026-11-22T23:11:40.291830+00:00"})
+    assert not _same(a, {**a, "stored_at": "2026-11-22T23:11:40.292828+00:00"})
+    assert not _same(a, {**a, "content": "y"})
+    assert not _same(a, {**a, "importance": 0.5001})
