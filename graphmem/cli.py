@@ -571,16 +571,21 @@ neo4j_uri_option = click.option("--neo4j-uri", default=None,
                                 help="a running Neo4j 5 (no auth) for --store neo4j")
 
 
+locomo_data = click.option("--data", "folder", required=True,
+                           type=click.Path(exists=True, file_okay=False, path_type=Path),
+                           help="a folder of LoCoMo-format conversation files (*.json)")
+convs_option = click.option("--convs", default=None,
+                            help="comma-separated conversations, e.g. 26,30")
+
+
 @main.group()
 def bench() -> None:
     """Benchmarks: each prints a table and writes JSON (see docs/BENCHMARKS.md)."""
 
 
 @bench.command("locomo")
-@click.option("--data", "folder", required=True,
-              type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="a folder of LoCoMo-format conversation files (*.json)")
-@click.option("--convs", default=None, help="comma-separated conversations, e.g. 26,30")
+@locomo_data
+@convs_option
 @click.option("--k", "ks", default="5,10,20", show_default=True, help="cut-offs for recall")
 @store_choice
 @neo4j_uri_option
@@ -606,10 +611,8 @@ def bench_locomo(folder: Path, convs: str | None, ks: str, store: str,
 
 
 @bench.command("parity")
-@click.option("--data", "folder", required=True,
-              type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="a folder of LoCoMo-format conversation files (*.json)")
-@click.option("--convs", default=None, help="comma-separated conversations, e.g. 26,30")
+@locomo_data
+@convs_option
 @click.option("--stores", default="sqlite,falkordb,neo4j", show_default=True,
               help="comma-separated; the first is the reference")
 @neo4j_uri_option
@@ -652,10 +655,8 @@ def bench_migrate(n: int, to: str, neo4j_uri: str | None, out: Path | None) -> N
 
 
 @bench.command("lifecycle")
-@click.option("--data", "folder", required=True,
-              type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="a folder of LoCoMo-format conversation files (*.json)")
-@click.option("--convs", default=None, help="comma-separated conversations, e.g. 26,30")
+@locomo_data
+@convs_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @handles_errors
 def bench_lifecycle(folder: Path, convs: str | None, out: Path | None) -> None:
