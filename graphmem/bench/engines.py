@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphmem.config import GraphMemConfig
+from graphmem.errors import StoreError
 
 STORES = ("sqlite", "falkordb", "neo4j")
 
@@ -45,7 +46,7 @@ def engine(store: str, folder: Path, *, neo4j_uri: str | None = None) -> Iterato
 
         why = unavailable()
         if why is not None:
-            raise RuntimeError(f"cannot start Neo4j: {why}; pass a running one's URI instead")
+            raise StoreError(f"cannot start Neo4j: {why}; pass a running one's URI instead")
         with Neo4jServer(folder / "neo4j", heap="4g") as neo4j:
             yield Engine(store, neo4j.uri, folder / "neo4j")
     else:
