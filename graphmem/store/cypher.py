@@ -51,6 +51,23 @@ _VECTOR_TARGET = {  # allow-list: field -> (parameter name, index (Neo4j) / labe
     "falkordb": {"content": ("label", "ContentVector"), "context": ("label", "ContextVector")},
 }
 _MAX_FETCH = 20_000
+_MANY_CHUNK = 250  # vectors per search/vector_many statement
+
+
+def _first_fetch(k: int) -> int:
+    return max(4 * k, 64)
+
+
+def _vector_hits(row: dict[str, Any], k: int, fetch: int) -> tuple[list[tuple[str, float]], bool]:
+    """The best similarity per memory of one search/vector row, and whether it is final:
+    enough hits, or the index gave fewer than asked (exhausted), or the fetch is at its cap.
+    Otherwise other namespaces / statuses crowded the fetch out and it must be widened."""
+    best: dict[str, float] = {}
+    for m in row["matches"] or []:
+        best[m["id"]] = max(float(m["similarity"]), best.get(m["id"], -2.0))
+    matches = sorted(best.items(), key=lambda p: -p[1])
+    done = len(matches) >= k or int(row["fetched"]) < fetch or fetch >= _MAX_FETCH
+    return matches[:k], done
 
 
 class Connection(Protocol):
@@ -358,24 +375,39 @@ class CypherStore:
             "statuses": [s.value for s in statuses],
             "tiers": None if tiers is None else [t.value for t in tiers], key: target,
         }
-        fetch = max(4 * k, 64)
+        fetch = _first_fetch(k)
         while True:
             rows = self._run("search/vector", fetch=fetch, **params)
             row: dict[str, Any] = rows[0] if rows else {"fetched": 0, "matches": []}
-            best: dict[str, float] = {}
-            for m in row["matches"] or []:
-                best[m["id"]] = max(float(m["similarity"]), best.get(m["id"], -2.0))
-            matches = sorted(best.items(), key=lambda p: -p[1])
-            # enough hits, or the index gave fewer than asked (exhausted), or the cap: done;
-            # else other namespaces / statuses crowded the fetch out: widen it
-            if len(matches) >= k or int(row["fetched"]) < fetch or fetch >= _MAX_FETCH:
-                return matches[:k]
+            matches, done = _vector_hits(row, k, fetch)
+            if done:
+                return matches
             fetch = min(fetch * 4, _MAX_FETCH)
 
     def vector_topk_many(self, namespace: str, vectors: np.ndarray, k: int, *,
                          statuses: Collection[Status] = (Status.ACTIVE,),
                          ) -> list[list[tuple[str, float]]]:
-        return [self.vector_topk(namespace, v, k, statuses=statuses) for v in vectors]
+        """One round trip per ``_MANY_CHUNK`` vectors; a vector whose hits were crowded out
+        by other namespaces or statuses is asked again alone, with a wider fetch."""
+        if k <= 0:
+            return [[] for _ in vectors]
+        key, target = _VECTOR_TARGET[self.dialect]["content"]
+        fetch = _first_fetch(k)
+        out: list[list[tuple[str, float]]] = []
+        for start in range(0, len(vectors), _MANY_CHUNK):
+            chunk = vectors[start:start + _MANY_CHUNK]
+            params: dict[str, Any] = {
+                "fetch": fetch, "namespace": namespace, key: target,
+                "vectors": [[float(x) for x in v] for v in chunk],
+                "statuses": [s.value for s in statuses]}
+            rows = self._run("search/vector_many", **params)
+            by_pos = {int(r["i"]): r for r in rows}
+            for i, v in enumerate(chunk):
+                row = by_pos.get(i, {"fetched": 0, "matches": []})
+                matches, done = _vector_hits(row, k, fetch)
+                out.append(matches if done else
+                           self.vector_topk(namespace, v, k, statuses=statuses))
+        return out
 
     def keyword_topk(self, namespace: str, terms: Sequence[str], k: int, *,
                      field_weights: tuple[float, float] = (1.0, 0.5),

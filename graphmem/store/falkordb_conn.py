@@ -7,6 +7,7 @@ driver errors become ``StoreError`` here.
 from __future__ import annotations
 
 import logging
+import numbers
 import time
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -15,6 +16,43 @@ from graphmem.cypher import Statement, load
 from graphmem.errors import StoreError
 
 log = logging.getLogger(__name__)
+
+
+def literal(value: Any) -> str:
+    """A parameter value as the literal FalkorDB's ``CYPHER name=value`` header carries (what
+    the client's ``stringify_param_value`` writes, with a fast path for float vectors: the
+    client spends ~2 us per float, a third of a batched write's time)."""
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        return repr(float(value))
+    if isinstance(value, list | tuple):
+        if value and all(type(x) is float for x in value):
+            return "[" + ",".join(map(repr, value)) + "]"
+        return "[" + ",".join(map(literal, value)) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"`{_name(k)}`:{literal(v)}" for k, v in value.items()) + "}"
+    raise StoreError(f"cannot pass a {type(value).__name__} to FalkorDB")
+
+
+def _name(key: Any) -> str:
+    name = str(key)
+    if not name or "`" in name:
+        raise StoreError(f"not a parameter or map key FalkorDB accepts: {name!r}")
+    return name
+
+
+def header(params: dict[str, Any]) -> str:
+    """The parameters header a statement is sent with (values are literals, never spliced
+    into the statement itself)."""
+    return "".join(f"CYPHER {' '.join(f'`{_name(k)}`={literal(v)}' for k, v in params.items())} "
+                   if params else "")
 
 
 class FalkorDBConnection:
@@ -60,10 +98,8 @@ class FalkorDBConnection:
         if self._graph is None:
             raise StoreError("FalkorDB connection is not open")
         try:
-            if write:
-                result = self._graph.query(statement.body, params or {})
-            else:
-                result = self._graph.ro_query(statement.body, params or {})
+            query = header(params or {}) + statement.body
+            result = self._graph.query(query) if write else self._graph.ro_query(query)
         except Exception as exc:
             raise StoreError(f"{statement.name} failed: {exc}") from exc
         names = [h[1] if isinstance(h, list | tuple) else h for h in (result.header or [])]

@@ -14,6 +14,7 @@ import pytest
 
 from graphmem import GraphMemory, cypher
 from graphmem.config import GraphMemConfig, StoreConfig
+from graphmem.errors import StoreError
 from graphmem.models import Kind, Relation, RelationType, Status
 from graphmem.store.base import WriteBatch
 from tests.conftest import Clock, FakeEmbedder, open_falkordb_store
@@ -208,3 +209,27 @@ def test_browser_queries_run_on_neo4j(name: str, neo4j_uri: str, clock: Clock,
         params = {"namespace": NS, "id": ids["deploy"], "run_id": "run-1"}
         rows = mem.backend.conn.run(st, {k: params[k] for k in st.parameters})  # type: ignore[attr-defined]
     _check_browser_rows(name, rows, ids)
+
+
+@pytest.mark.parametrize("value", [
+    'say "hi" \\ then \\" and `ticks` \' quotes', "line\nbreak\ttab", "ünïcödé ☃", "",
+    "x} RETURN 1 //", None, True, False, 0, -7, 2**40, 0.1, -1e-30, 0.3333333333333,
+    [0.25, -0.5, 1e-7], [1, "a", None, [2.5]], {"id": "m1", "v": [0.5, 0.125], "n": None},
+    [], {},
+])
+def test_parameter_header_round_trips_every_value(falkordb_server: Any, value: Any) -> None:
+    """Parameters travel as literals in FalkorDB's CYPHER header (our fast writer, not the
+    client's): each comes back as sent, and nothing in a string is read as Cypher."""
+    store = open_falkordb_store(falkordb_server)
+    st = cypher.Statement("test/echo", "falkordb", "RETURN $value AS value", {})
+    rows = store.conn.run(st, {"value": value})  # type: ignore[attr-defined]
+    assert rows == [{"value": value}]  # floats: FalkorDB replies with 15 significant digits
+    assert isinstance(rows[0]["value"], type(value))
+
+
+def test_parameter_header_rejects_what_it_cannot_write(falkordb_server: Any) -> None:
+    store = open_falkordb_store(falkordb_server)
+    st = cypher.Statement("test/echo", "falkordb", "RETURN $value AS value", {})
+    for bad in ({"value": object()}, {"va`lue": 1}, {"value": {"": 1}}):
+        with pytest.raises(StoreError):
+            store.conn.run(st, bad)  # type: ignore[attr-defined]

@@ -165,6 +165,30 @@ def test_vector_topk_orders_and_filters(store: MemoryStore) -> None:
     assert [row[0][0] for row in many] == ["m5", "m8"]
 
 
+def test_vector_topk_many_is_vector_topk_per_row_even_when_crowded_out(
+        store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batched search (one statement per chunk on Cypher) answers as one search per vector,
+    also where another namespace's nearer memories fill the first fetch (widened alone)."""
+    monkeypatch.setattr("graphmem.store.cypher._MANY_CHUNK", 3)  # several chunks, a short one
+    store.apply(WriteBatch(NS, memories=[memory(i) for i in range(12)]))
+    crowd = []
+    for j in range(150):  # nearer to vec(5) than m5's neighbours: crowds a fetch of 64 out
+        v = vec(5) + 0.05 * vec(5000 + j)
+        m = memory(100 + j, ns="other")
+        m.embedding = v / np.linalg.norm(v)
+        crowd.append(m)
+    store.apply(WriteBatch("other", memories=crowd))
+    queries = np.stack([vec(i) for i in (5, 1, 2, 9, 11, 4, 7)] +
+                       [0.9 * vec(5) + 0.1 * vec(3)])
+    many = store.vector_topk_many(NS, queries, 3)
+    one = [store.vector_topk(NS, q, 3) for q in queries]
+    assert [[i for i, _ in row] for row in many] == [[i for i, _ in row] for row in one]
+    assert many[0][0][0] == "m5" and many[-1][0][0] == "m5" and len(many[-1]) == 3
+    for row_many, row_one in zip(many, one, strict=True):
+        assert [s for _, s in row_many] == pytest.approx([s for _, s in row_one], abs=1e-5)
+    assert store.vector_topk_many(NS, queries[:0], 3) == []
+
+
 def test_context_field_only_ranks_memories_with_context(store: MemoryStore) -> None:
     store.apply(WriteBatch(NS, memories=[memory(1, context=True), memory(2)]))
     got = store.vector_topk(NS, vec(1001), 5, field="context")
