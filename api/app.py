@@ -93,7 +93,6 @@ class _StoreCollector:
         return []
 
     def collect(self) -> Any:
-        from datetime import UTC, datetime
 
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
@@ -106,23 +105,22 @@ class _StoreCollector:
                                  labels=["status"])
         mem = self.get()
         if mem is not None:
-            now = datetime.now(UTC)
             size_total: dict[tuple[str, ...], float] = {}
             move_total: dict[tuple[str, ...], float] = {}
             for ns in mem.namespaces():
                 prefix = (ns,) if self.namespaces else ()
-                for (tier, status, kind), n in mem.backend.counts(ns).memories.items():
+                for (tier, status, kind), count in mem.counts(namespace=ns).memories.items():
                     key = (*prefix, tier.value, status.value, str(kind))
-                    size_total[key] = size_total.get(key, 0) + n
-                for kind, a, b, total, _recent in mem.backend.transition_counts(ns, now):
+                    size_total[key] = size_total.get(key, 0) + count
+                for kind, a, b, total, _recent in mem.transition_counts(namespace=ns):
                     key = (*prefix, kind, a.value, b.value)
                     move_total[key] = move_total.get(key, 0) + total
-            for key, n in size_total.items():
-                sizes.add_metric(list(key), n)
-            for key, n in move_total.items():
-                moves.add_metric(list(key), n)
-            for status, n in mem.backend.run_counts().items():
-                runs.add_metric([status], n)
+            for key, value in size_total.items():
+                sizes.add_metric(list(key), value)
+            for key, value in move_total.items():
+                moves.add_metric(list(key), value)
+            for run_status, count in mem.run_counts().items():
+                runs.add_metric([run_status], count)
         yield sizes
         yield moves
         yield runs
@@ -500,7 +498,10 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
         return _run_out(mem().rollback(run_id))
 
     def _visible_run(who: Principal, run_id: str, role: str = "reader") -> dict[str, Any]:
-        data = mem().backend.get_run(run_id)
+        try:
+            data = mem().run(run_id)
+        except NotFoundError:
+            data = None
         if data is None or not who.may_use(data.get("namespace") or "*"):
             raise NotFoundError(f"no consolidation run {run_id!r}")
         if not who.at_least(role):
@@ -521,7 +522,7 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
         """Ready when the store answers a query and the embedding model is loaded (the
         first search would otherwise wait for it)."""
         try:
-            mem().backend.ping()
+            mem().ping()
         except GraphMemError as exc:
             return _error(503, "not_ready", str(exc))
         if not state.get("model_ready"):

@@ -6,7 +6,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
@@ -32,7 +32,7 @@ from graphmem.models import (
     utcnow,
 )
 from graphmem.retrieval import Retriever
-from graphmem.store.base import MemoryStore, WriteBatch
+from graphmem.store.base import Counts, MemoryStore, WriteBatch
 from graphmem.text import Analyzer, content_hash, preview, token_estimate
 from graphmem.writes import Writer
 
@@ -327,13 +327,37 @@ class GraphMemory:
                    "archived": r.get("report", {}).get("archived")}
                 for r in self.backend.list_runs()]
 
+    def run(self, run_id: str) -> dict[str, Any]:
+        """One consolidation run's full record (NotFoundError if there is none)."""
+        data = self.backend.get_run(run_id)
+        if data is None:
+            raise NotFoundError(f"no consolidation run {run_id!r}")
+        return data
+
+    def run_counts(self) -> dict[str, int]:
+        """Consolidation runs by status."""
+        return self.backend.run_counts()
+
+    def counts(self, *, namespace: str) -> Counts:
+        """Memories by (tier, status, kind) and edges by type: cheap, for metrics."""
+        return self.backend.counts(v.namespace(namespace))
+
+    def transition_counts(self, *, namespace: str, since: datetime | None = None
+                          ) -> list[tuple[str, Tier, Tier, int, int]]:
+        """Tier transitions by (kind, from, to): all time, and at or after ``since`` (by
+        default the last hour)."""
+        since = since or self.clock() - timedelta(hours=1)
+        return self.backend.transition_counts(v.namespace(namespace), since)
+
+    def ping(self) -> None:
+        """Raise StoreError unless the store answers a query."""
+        self.backend.ping()
+
     def report(self, run_id: str, format: str = "json") -> str:
         """A run's report as ``json``, ``md`` or a self-contained ``html`` page with plots."""
         from graphmem.consolidation.report import render
 
-        data = self.backend.get_run(run_id)
-        if data is None:
-            raise NotFoundError(f"no consolidation run {run_id!r}")
+        data = self.run(run_id)
         if format not in ("json", "md", "html"):
             raise ValidationError(f"unknown report format {format!r}: json, md or html")
         return render(data["report"], format)
