@@ -7,21 +7,67 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from graphmem.errors import GraphMemError
+from graphmem.errors import GraphMemError, MissingStoreError
 from graphmem.memory import GraphMemory
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_DATA = "./graphmem-data"
 
-data_option = click.option("--data", "data", default=DEFAULT_DATA, show_default=True,
-                           type=click.Path(file_okay=False, path_type=Path),
-                           help="data folder of the embedded store")
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a command's store is: a data folder or a database URL, and whether a folder
+    that holds no store may be created (``--create``, ``graphmem init``)."""
+
+    target: str
+    create: bool = False
+
+    def open(self) -> GraphMemory:
+        """The store, opened with the server's settings (``GRAPHMEM_NEO4J_PASSWORD`` ...)."""
+        from graphmem.api.settings import Settings
+
+        config = Settings.from_env(data=self.target).memory_config()
+        try:
+            return GraphMemory.open(self.target, config=config, create=self.create)
+        except MissingStoreError as exc:
+            raise MissingStoreError(f"{exc}: create one with `graphmem init --data "
+                                    f"{self.target}` or pass --create") from None
+
+    def exists(self) -> bool:
+        """A database URL is taken to exist; a folder when it holds a store."""
+        from graphmem.store.sqlite import DB_FILE
+
+        return "://" in self.target or (Path(self.target) / DB_FILE).is_file()
+
+    def __str__(self) -> str:
+        return self.target
+
+
+plain_data_option = click.option("--data", "data", default=DEFAULT_DATA, show_default=True,
+                                 metavar="DIR|URL", help="data folder or database URL")
+
+
+def data_option(fn: F) -> F:
+    """``--data DIR|URL`` and ``--create``, handed to the command as one ``Location``."""
+    @wraps(fn)
+    def wrapper(*args: Any, data: str, create: bool, **kwargs: Any) -> Any:
+        return fn(*args, data=Location(data, create), **kwargs)
+
+    wrapper = click.option("--create", is_flag=True,
+                           help="create the store if the folder holds none")(wrapper)
+    return click.option("--data", "data", default=DEFAULT_DATA, show_default=True,
+                        metavar="DIR|URL",
+                        help="data folder of the embedded store, or neo4j://, neo4j+s://, "
+                             "bolt://, falkordb:// URL")(wrapper)  # type: ignore[return-value]
+
 ns_option = click.option("--namespace", "-n", default="default", show_default=True,
                          help="namespace (tenant) to work in")
 json_option = click.option("--json", "as_json", is_flag=True, help="machine-readable output")
@@ -70,7 +116,7 @@ def main(verbose: int) -> None:
 @click.option("--relate", "relations", multiple=True, metavar="TYPE:ID",
               help="relation from the new memory, e.g. CAUSES:<id>; repeatable")
 @handles_errors
-def store(data: Path, namespace: str, as_json: bool, content: str, importance: float,
+def store(data: Location, namespace: str, as_json: bool, content: str, importance: float,
           tier: str | None, session_id: str | None, source: str | None, topic: str | None,
           meta: tuple[str, ...], relations: tuple[str, ...]) -> None:
     """Store one memory."""
@@ -86,7 +132,7 @@ def store(data: Path, namespace: str, as_json: bool, content: str, importance: f
         if not sep:
             _fail(f"--relate needs TYPE:ID, got {item!r}")
         rels.append((rtype, target))
-    with GraphMemory.open(data) as mem:
+    with data.open() as mem:
         m = mem.store(content, namespace=namespace, importance=importance, tier=tier,
                       session_id=session_id, source=source, topic=topic, metadata=metadata,
                       relations=rels)
@@ -114,7 +160,7 @@ def store(data: Path, namespace: str, as_json: bool, content: str, importance: f
               help="count the results as accessed, as an agent's search does (by default an "
                    "operator's search is read-only and changes nothing)")
 @handles_errors
-def search(data: Path, namespace: str, as_json: bool, query: str, limit: int,
+def search(data: Location, namespace: str, as_json: bool, query: str, limit: int,
            depth: int | None, strategy: str | None, tiers: tuple[str, ...],
            min_similarity: float | None, index_only: bool, include_archived: bool | None,
            record_access: bool) -> None:
@@ -122,7 +168,7 @@ def search(data: Path, namespace: str, as_json: bool, query: str, limit: int,
     opts: dict[str, Any] = {"limit": limit, "depth": depth, "strategy": strategy,
                             "tiers": list(tiers) or None, "min_similarity": min_similarity,
                             "include_archived": include_archived or None}
-    with GraphMemory.open(data) as mem:
+    with data.open() as mem:
         if index_only:
             entries = mem.search_index(query, namespace=namespace, **opts)
             if as_json:
@@ -150,9 +196,9 @@ def search(data: Path, namespace: str, as_json: bool, query: str, limit: int,
 @json_option
 @click.argument("memory_id")
 @handles_errors
-def show(data: Path, namespace: str, as_json: bool, memory_id: str) -> None:
+def show(data: Location, namespace: str, as_json: bool, memory_id: str) -> None:
     """Show one memory with its relations."""
-    with GraphMemory.open(data) as mem:
+    with data.open() as mem:
         m = mem.get(memory_id, namespace=namespace)
         rels = mem.relations(memory_id, namespace=namespace)
     if as_json:
@@ -177,11 +223,11 @@ def show(data: Path, namespace: str, as_json: bool, memory_id: str) -> None:
 @click.option("--score", type=float, default=None)
 @click.option("--delete", is_flag=True, help="remove the relation instead")
 @handles_errors
-def relate(data: Path, namespace: str, as_json: bool, source_id: str, type: str,
+def relate(data: Location, namespace: str, as_json: bool, source_id: str, type: str,
            target_id: str, score: float | None, delete: bool) -> None:
     """Relate two memories: SOURCE_ID TYPE TARGET_ID (CAUSES, REFERENCES, SIMILAR_TO,
     CONTRADICTS)."""
-    with GraphMemory.open(data) as mem:
+    with data.open() as mem:
         if delete:
             mem.unrelate(source_id, target_id, type, namespace=namespace)
             out: dict[str, Any] = {"deleted": True, "source_id": source_id, "type": type.upper(),
@@ -201,9 +247,9 @@ def relate(data: Path, namespace: str, as_json: bool, source_id: str, type: str,
 @ns_option
 @json_option
 @handles_errors
-def stats(data: Path, namespace: str, as_json: bool) -> None:
+def stats(data: Location, namespace: str, as_json: bool) -> None:
     """Counts by tier, status, kind and edge type."""
-    with GraphMemory.open(data) as mem:
+    with data.open() as mem:
         s = mem.stats(namespace=namespace)
     if as_json:
         _echo_json(s)
@@ -233,7 +279,7 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
 @click.argument("path", type=click.Path(path_type=Path, allow_dash=True))
 @click.option("--batch", "batch_size", type=int, default=1000, show_default=True)
 @handles_errors
-def import_(data: Path, namespace: str, as_json: bool, path: Path, batch_size: int) -> None:
+def import_(data: Location, namespace: str, as_json: bool, path: Path, batch_size: int) -> None:
     """Import JSONL records (as written by export; memories without embedding are embedded).
 
     Plain lines with just {"content": ...} are stored as new memories."""
@@ -245,7 +291,7 @@ def import_(data: Path, namespace: str, as_json: bool, path: Path, batch_size: i
     if str(path) != "-":
         with path.open("rb") as fh:
             total = sum(1 for line in fh if line.strip())
-    with GraphMemory.open(data) as mem, tqdm(total=total, unit="rec", disable=as_json,
+    with data.open() as mem, tqdm(total=total, unit="rec", disable=as_json,
                                              file=sys.stderr) as bar:
         n_mem, n_edges = _import(mem, _read_jsonl(path), namespace, batch_size, bar.update)
     if as_json:
@@ -276,9 +322,9 @@ def _import(mem: GraphMemory, records: Iterator[dict[str, Any]], namespace: str,
 @ns_option
 @click.argument("path", type=click.Path(path_type=Path, allow_dash=True), default="-")
 @handles_errors
-def export(data: Path, namespace: str, path: Path) -> None:
+def export(data: Location, namespace: str, path: Path) -> None:
     """Export a namespace as JSONL (memories with embeddings, then edges)."""
-    with GraphMemory.open(data) as mem:
+    with data.open() as mem:
         if str(path) == "-":
             n = mem.export_jsonl(sys.stdout, namespace=namespace)
         else:
@@ -315,7 +361,7 @@ def migrate(source: str, target: str, namespace: str, all_namespaces: bool, neo4
                                            neo4j_password=neo4j_password,  # type: ignore[arg-type]
                                            neo4j_database=neo4j_database,
                                            falkordb_graph=falkordb_graph))
-    src, dst = make_store(source, cfg), make_store(target, cfg)
+    src, dst = make_store(source, cfg, create=False), make_store(target, cfg)
     src.open()
     try:
         dst.open()
@@ -343,9 +389,9 @@ def migrate(source: str, target: str, namespace: str, all_namespaces: bool, neo4
 @click.option("--dry-run", is_flag=True, help="print what would change, change nothing")
 @json_option
 @handles_errors
-def maintain(data: Path, namespace: str | None, dry_run: bool, as_json: bool) -> None:
+def maintain(data: Location, namespace: str | None, dry_run: bool, as_json: bool) -> None:
     """Apply decay, promotions, demotions, expiry and eviction (idempotent)."""
-    with GraphMemory.open(data) as mem:
+    with data.open() as mem:
         report = mem.maintain(namespace, dry_run=dry_run)
     if as_json:
         _echo_json(report.to_dict())
@@ -366,9 +412,9 @@ def maintain(data: Path, namespace: str | None, dry_run: bool, as_json: bool) ->
 @click.argument("memory_id")
 @click.argument("action", type=click.Choice(["pin", "unpin", "restore"]))
 @handles_errors
-def mark(data: Path, namespace: str, as_json: bool, memory_id: str, action: str) -> None:
+def mark(data: Location, namespace: str, as_json: bool, memory_id: str, action: str) -> None:
     """Pin, unpin or restore a memory: MEMORY_ID pin|unpin|restore."""
-    with GraphMemory.open(data) as mem:
+    with data.open() as mem:
         m = getattr(mem, action)(memory_id, namespace=namespace)
     if as_json:
         _echo_json(m.to_dict())
@@ -410,7 +456,7 @@ def serve(host: str | None, port: int | None, data: str | None, neo4j: str | Non
 @click.option("--dry-run", is_flag=True, help="compute the report, write nothing")
 @json_option
 @handles_errors
-def consolidate(data: Path, namespace: str | None, dry_run: bool, as_json: bool) -> None:
+def consolidate(data: Location, namespace: str | None, dry_run: bool, as_json: bool) -> None:
     """Cluster old memories into summaries (resumes a crashed run first). A dry run is saved
     too: `graphmem report RUN_ID` opens it."""
     from tqdm import tqdm
@@ -427,7 +473,7 @@ def consolidate(data: Path, namespace: str | None, dry_run: bool, as_json: bool)
         bar.update(done - bar.n)
 
     try:
-        with GraphMemory.open(data) as mem:
+        with data.open() as mem:
             run = mem.consolidate(namespace, dry_run=dry_run, progress=progress)
     finally:
         for bar in bars.values():
@@ -445,9 +491,9 @@ def consolidate(data: Path, namespace: str | None, dry_run: bool, as_json: bool)
 @data_option
 @click.argument("run_id")
 @handles_errors
-def approve(data: Path, run_id: str) -> None:
+def approve(data: Location, run_id: str) -> None:
     """Apply a consolidation run held for approval."""
-    with GraphMemory.open(data) as mem:
+    with data.open() as mem:
         run = mem.approve(run_id)
     click.echo(f"{run.id}: {run.status}")
 
@@ -456,9 +502,9 @@ def approve(data: Path, run_id: str) -> None:
 @data_option
 @click.argument("run_id")
 @handles_errors
-def rollback(data: Path, run_id: str) -> None:
+def rollback(data: Location, run_id: str) -> None:
     """Undo a consolidation run: summaries removed, archived members restored."""
-    with GraphMemory.open(data) as mem:
+    with data.open() as mem:
         run = mem.rollback(run_id)
     click.echo(f"{run.id}: {run.status}")
 
@@ -467,9 +513,9 @@ def rollback(data: Path, run_id: str) -> None:
 @data_option
 @json_option
 @handles_errors
-def reports(data: Path, as_json: bool) -> None:
+def reports(data: Location, as_json: bool) -> None:
     """List consolidation runs and their reports."""
-    with GraphMemory.open(data) as mem:
+    with data.open() as mem:
         rows = mem.runs()
     if as_json:
         _echo_json(rows)
@@ -485,9 +531,9 @@ def reports(data: Path, as_json: bool) -> None:
 @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md",
               show_default=True)
 @handles_errors
-def report(data: Path, run_id: str, fmt: str) -> None:
+def report(data: Location, run_id: str, fmt: str) -> None:
     """Print one run's report (Markdown, self-contained HTML, or JSON)."""
-    with GraphMemory.open(data) as mem:
+    with data.open() as mem:
         click.echo(mem.report(run_id, fmt))
 
 
@@ -496,11 +542,11 @@ def report(data: Path, run_id: str, fmt: str) -> None:
 @click.option("--namespace", "-n", "namespaces", multiple=True, default=["*"],
               show_default=True, help="namespaces this server may serve (repeatable)")
 @handles_errors
-def mcp_command(data: Path, namespaces: tuple[str, ...]) -> None:
+def mcp_command(data: Location, namespaces: tuple[str, ...]) -> None:
     """Serve graphmem's tools over the Model Context Protocol on stdio."""
     from graphmem.mcp_server import build_server
 
-    with GraphMemory.open(data) as mem:
+    with data.open() as mem:
         build_server(mem, namespaces).run("stdio")
 
 
@@ -509,7 +555,7 @@ def keys() -> None:
     """API keys: create (prints the key alone on its last line), list, revoke."""
 
 
-def _keystore(data: Path) -> Any:
+def _keystore(data: str) -> Any:
     """The server's key file: ``GRAPHMEM_KEYS_FILE`` when set (as in the compose file),
     else ``keys.db`` in the data folder - the same rule ``graphmem serve`` follows."""
     from graphmem.api.keys import KeyStore
@@ -519,24 +565,24 @@ def _keystore(data: Path) -> Any:
 
 
 @keys.command("create")
-@data_option
+@plain_data_option
 @click.option("--namespace", "-n", "namespaces", multiple=True, required=True,
               help="a namespace the key may use (repeatable; * for all)")
 @click.option("--role", type=click.Choice(["reader", "writer", "admin"]), default="writer",
               show_default=True)
 @click.option("--label", default=None)
 @handles_errors
-def keys_create(data: Path, namespaces: tuple[str, ...], role: str, label: str | None) -> None:
+def keys_create(data: str, namespaces: tuple[str, ...], role: str, label: str | None) -> None:
     key_id, key = _keystore(data).create(list(namespaces), role, label)
     click.echo(f"created key {key_id} ({role}) for {', '.join(namespaces)}; it is shown once:")
     click.echo(key)
 
 
 @keys.command("list")
-@data_option
+@plain_data_option
 @json_option
 @handles_errors
-def keys_list(data: Path, as_json: bool) -> None:
+def keys_list(data: str, as_json: bool) -> None:
     rows = _keystore(data).list()
     if as_json:
         _echo_json(rows)
@@ -547,10 +593,10 @@ def keys_list(data: Path, as_json: bool) -> None:
 
 
 @keys.command("revoke")
-@data_option
+@plain_data_option
 @click.argument("key_id")
 @handles_errors
-def keys_revoke(data: Path, key_id: str) -> None:
+def keys_revoke(data: str, key_id: str) -> None:
     _keystore(data).revoke(key_id)
     click.echo(f"revoked {key_id}")
 
@@ -798,13 +844,25 @@ def bench_scale(sizes: tuple[int, ...], store: str, neo4j_uri: str | None, embed
 
 
 @main.command()
-@data_option
+@plain_data_option
 @handles_errors
-def demo(data: Path) -> None:
+def demo(data: str) -> None:
     """Store a small realistic memory set with relations, retrieve, print terms and paths."""
     from graphmem.demo import run_demo
 
     run_demo(data, click.echo)
+
+
+@main.command()
+@plain_data_option
+@handles_errors
+def init(data: str) -> None:
+    """Create an empty store in a data folder (or the schema in a database); an existing
+    store is opened and left as it is."""
+    existed = Location(data).exists()
+    with Location(data, create=True).open() as mem:
+        mem.ping()
+    click.echo(f"{'found the' if existed else 'created a'} graphmem store at {data}")
 
 
 if __name__ == "__main__":  # pragma: no cover

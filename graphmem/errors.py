@@ -19,6 +19,7 @@ HTTP status in a single handler (``http_status`` below is that mapping's source 
     ├── ConflictError                  409  an explicit id that is already taken
     ├── StoreError                     503  the storage backend failed
     │   ├── StoreLockedError           503  the data folder is owned by another process
+    │   ├── MissingStoreError          503  no store where one was expected (none created)
     │   └── SchemaVersionError         503  data written by a newer graphmem / failed migration
     ├── EmbeddingError                 503  the embedding model could not be loaded or run
     └── ConfigError                    500  an invalid configuration
@@ -82,6 +83,12 @@ class StoreError(GraphMemError):
 
 class StoreLockedError(StoreError):
     code = "store_locked"
+
+
+class MissingStoreError(StoreError):
+    """The folder holds no graphmem store and creating one was not asked for."""
+
+    code = "missing_store"
 
 
 class SchemaVersionError(StoreError):

@@ -57,13 +57,15 @@ class GraphMemory:
 
     @classmethod
     def open(cls, target: str | Path, *, config: GraphMemConfig | None = None,
-             clock: Clock | None = None, embedder: Embedder | None = None) -> GraphMemory:
+             clock: Clock | None = None, embedder: Embedder | None = None,
+             create: bool = True) -> GraphMemory:
         """Open the store at ``target``: a data folder (the embedded default, created if
-        needed), or ``neo4j://...`` / ``bolt://...`` / ``falkordb://...`` (see StoreConfig)."""
+        needed unless ``create=False``: then ``MissingStoreError``), or ``neo4j://...`` /
+        ``bolt://...`` / ``falkordb://...`` (see StoreConfig)."""
         from graphmem.store import make_store
 
         config = config or GraphMemConfig()
-        store = make_store(target, config)
+        store = make_store(target, config, create=create)
         store.open()
         return cls(store, embedder=embedder, config=config, clock=clock)
 

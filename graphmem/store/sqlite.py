@@ -23,7 +23,7 @@ import numpy as np
 
 from graphmem.bm25 import FieldStats, TermStats
 from graphmem.config import StoreConfig
-from graphmem.errors import StoreError
+from graphmem.errors import MissingStoreError, StoreError
 from graphmem.models import (
     EdgeSource,
     Kind,
@@ -147,8 +147,9 @@ class SQLiteStore:
     """The embedded store over one data folder (see module docstring)."""
 
     def __init__(self, folder: str | Path, *, dim: int = 384,
-                 config: StoreConfig | None = None) -> None:
+                 config: StoreConfig | None = None, create: bool = True) -> None:
         self.folder = Path(folder)
+        self.create = create
         self.dim = dim
         self.config = config or StoreConfig()
         self._lock = threading.RLock()
@@ -160,6 +161,8 @@ class SQLiteStore:
 
     # lifecycle ------------------------------------------------------------------------------
     def open(self) -> None:
+        if not self.create and not (self.folder / DB_FILE).is_file():
+            raise MissingStoreError(f"no graphmem store in {self.folder} (nothing was created)")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -78,7 +78,7 @@ def test_stdio_server(tmp_path: Path) -> None:
     gm = (shutil.which("graphmem", path=str(Path(sys.executable).parent))
           or shutil.which("graphmem"))
     assert gm
-    params = StdioServerParameters(command=gm, args=["mcp", "--data", str(tmp_path),
+    params = StdioServerParameters(command=gm, args=["mcp", "--data", str(tmp_path), "--create",
                                                      "-n", "team"])
 
     async def go() -> Any:

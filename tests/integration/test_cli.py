@@ -31,7 +31,8 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
              {"content": "Alice prefers tea in the morning", "metadata": {"kind": "pref"}}]
     src = tmp_path / "in.jsonl"
     src.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    got = json.loads(gm("import", "--data", data, "-n", "ops", str(src), "--json").stdout)
+    got = json.loads(gm("import", "--data", data, "--create", "-n", "ops", str(src),
+                        "--json").stdout)
     assert got == {"memories": 3, "edges": 0}
 
     new = json.loads(gm("store", "--data", data, "-n", "ops", "--json", "--importance", "0.9",
@@ -59,6 +60,7 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
 
     export = tmp_path / "export.jsonl"
     gm("export", "--data", data, "-n", "ops", str(export))
+    gm("init", "--data", copy)
     gm("import", "--data", copy, "-n", "ops", str(export))
     again = gm("export", "--data", copy, "-n", "ops").stdout
     assert again == export.read_text()  # every memory and edge, exactly
@@ -67,6 +69,7 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
 
 def test_cli_errors_are_one_line_and_non_zero(tmp_path: Path) -> None:
     data = str(tmp_path / "d")
+    assert "created a graphmem store" in gm("init", "--data", data).stdout
     for args in (["store", "--data", data, ""],
                  ["store", "--data", data, "-n", "not a namespace", "hello"],
                  ["show", "--data", data, "no-such-id"],
@@ -77,3 +80,26 @@ def test_cli_errors_are_one_line_and_non_zero(tmp_path: Path) -> None:
         err = [line for line in out.stderr.splitlines() if line.startswith("graphmem: error")]
         assert len(err) == 1, out.stderr
     assert "Usage" in gm("--help").stdout
+
+
+def test_cli_refuses_a_store_that_is_not_there_and_creates_nothing(tmp_path: Path) -> None:
+    """A typo in --data used to create a new empty store and answer "no results"."""
+    typo = tmp_path / "graphmem-dta"
+    for args in (["search", "--data", str(typo), "-n", "a", "q"],
+                 ["store", "--data", str(typo), "-n", "a", "a memory"],
+                 ["stats", "--data", str(typo), "-n", "a"],
+                 ["consolidate", "--data", str(typo), "--dry-run"],
+                 ["migrate", "--from", str(typo), "--to", str(tmp_path / "copy")]):
+        out = gm(*args, ok=False)
+        assert out.returncode == 1, args
+        assert out.stderr.startswith("graphmem: error: no graphmem store in"), out.stderr
+        assert len(out.stderr.splitlines()) == 1
+        assert not typo.exists() and not (tmp_path / "copy").exists(), args
+    url = gm("search", "--data", "neo4j:/host:7687", "-n", "a", "q", ok=False)
+    assert url.returncode == 1 and "unknown store URL 'neo4j'" in url.stderr
+    assert not (Path.cwd() / "neo4j:").exists()
+    stored = gm("store", "--data", str(typo), "--create", "-n", "a", "--json", "a memory")
+    assert json.loads(stored.stdout)["content"] == "a memory"
+    assert "found the graphmem store" in gm("init", "--data", str(typo)).stdout
+    hits = json.loads(gm("search", "--data", str(typo), "-n", "a", "--json", "memory").stdout)
+    assert [h["memory"]["content"] for h in hits] == ["a memory"]
