@@ -33,7 +33,7 @@ from graphmem.text import content_hash, is_chit_chat, preview
 from graphmem.tiers import tier_for_importance
 
 if TYPE_CHECKING:
-    from graphmem.memory import GraphMemory
+    from graphmem.core import Core
 
 log = logging.getLogger(__name__)
 LEASE = "graphmem-consolidation"
@@ -81,15 +81,15 @@ class _Plan:
 
 
 class Consolidator:
-    def __init__(self, mem: GraphMemory,
+    def __init__(self, core: Core,
                  progress: Callable[[str, int, int], None] | None = None,
                  lock: AbstractContextManager[Any] | None = None) -> None:
-        self.mem = mem
+        self.core = core
         #: the facade's write lock, held for one step at a time (a cluster, a record save),
         #: never for a whole run: planning reads without it
         self.lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
-        self.store = mem.backend
-        self.config = mem.config.consolidation
+        self.store = core.store
+        self.config = core.config.consolidation
         self.lease: Consolidator._Lease | None = None
         #: progress bars: called with (stage, done, total): "plan" counts candidates of a
         #: namespace as their clusters are decided, "apply" counts clusters written
@@ -97,7 +97,7 @@ class Consolidator:
 
     # -- entry points ------------------------------------------------------------------------
     def run(self, namespace: str | None = None, *, dry_run: bool = False) -> ConsolidationRun:
-        now = self.mem.clock()
+        now = self.core.clock()
         run_id = f"run-{now.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
         if dry_run:  # saved, so the report can be opened later; it changes nothing else
             data = self._new_run(run_id, namespace, now, dry_run=True)[0]
@@ -123,9 +123,9 @@ class Consolidator:
         data = self._get(run_id)
         if data["status"] != "pending_approval":
             raise ConflictError(f"run {run_id} is {data['status']}, not pending_approval")
-        with self._lease(run_id, self.mem.clock()):
+        with self._lease(run_id, self.core.clock()):
             data["status"] = data["report"]["status"] = "running"
-            data["approved_at"] = self.mem.clock().isoformat()
+            data["approved_at"] = self.core.clock().isoformat()
             with self.lock:
                 self.store.save_run(data)
             self._apply(data)
@@ -135,7 +135,7 @@ class Consolidator:
         data = self._get(run_id)
         if data["status"] not in ("applied", "running"):
             raise ConflictError(f"run {run_id} is {data['status']}: nothing to roll back")
-        with self._lease(run_id, self.mem.clock()):
+        with self._lease(run_id, self.core.clock()):
             for c in data["clusters"]:
                 # applied = its summary exists (progress is saved every few seconds only)
                 if not c.get("summary") or not self.store.get_memories(
@@ -148,7 +148,7 @@ class Consolidator:
                 with self.lock:
                     self.store.apply(batch)
             data["status"] = data["report"]["status"] = "rolled_back"
-            data["rolled_back_at"] = self.mem.clock().isoformat()
+            data["rolled_back_at"] = self.core.clock().isoformat()
             with self.lock:
                 self.store.save_run(data)
         return ConsolidationRun(data)
@@ -184,7 +184,7 @@ class Consolidator:
                    and (wanted is None or m.tier in wanted)]
             summarised = {e.target_id for e in self.store.edges_of(
                 ns, [m.id for m in old], [RelationType.SUMMARIZES])}
-            tiers = self.mem.config.tiers
+            tiers = self.core.config.tiers
             out.extend(_Candidate(m.id, m.content, m.created_at, m.base_importance, m.tier,
                                   np.asarray(m.embedding, dtype=np.float32), m.session_id,
                                   dynamics.expiry(m, now, tiers))
@@ -208,7 +208,7 @@ class Consolidator:
                                      window=timedelta(days=cfg.window_days),
                                      whole_coherence=cfg.coherence)
         phrases = KeyPhrases([c.content for c in cands])
-        analyzer = self.mem.analyzer
+        analyzer = self.core.analyzer
         done = 0
         topical = len(groups)
         groups += self._digests(cands, {i for g in groups for i in g})
@@ -243,7 +243,7 @@ class Consolidator:
             if decision.archive:
                 text = summarise([m.content for m in members], vecs, phrases, cfg, chat)
                 sid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{run_id}/{key}"))
-                svec = self.mem.embedder.embed([text])[0]
+                svec = self.core.embedder.embed([text])[0]
                 if decision.policy != "digest":  # the summary must stand for what it archives
                     policy.keep_uncovered(decision, [m.id for m in members], vecs @ svec,
                                           cfg.summary_cover)
@@ -300,7 +300,7 @@ class Consolidator:
             ns = c["namespace"]
             text = self.store.get_memories(ns, [member_id])[member_id].content
             query = " ".join(text.split()[:12])
-            q = self.mem.embedder.embed([query])[0]
+            q = self.core.embedder.embed([query])[0]
             hits = self.store.vector_topk(ns, q, 10 + len(archived))
             before += member_id in [i for i, _ in hits[:10]]
             summaries = [(c2["summary"]["id"], float(plan.vectors[c2["summary"]["id"]] @ q))
@@ -326,8 +326,8 @@ class Consolidator:
 
     # -- applying ----------------------------------------------------------------------------
     def _apply(self, data: dict[str, Any]) -> None:
-        now = self.mem.clock()
-        tiers = self.mem.config.tiers
+        now = self.core.clock()
+        tiers = self.core.config.tiers
         saved = time.monotonic()
         done = set(data["done"])
         for c in data["clusters"]:
@@ -338,7 +338,7 @@ class Consolidator:
                 continue
             ns, s = c["namespace"], c["summary"]
             start = datetime.fromisoformat(c["span"][0])
-            vec = self.mem.embedder.embed([s["content"]])[0]
+            vec = self.core.embedder.embed([s["content"]])[0]
             summary = Memory(
                 id=s["id"], namespace=ns, content=s["content"], kind=Kind.SUMMARY,
                 tier=tier_for_importance(s["importance"], tiers),
@@ -348,7 +348,7 @@ class Consolidator:
                 metadata={"run_id": data["id"], "members": c["size"], "policy": c["policy"],
                           "span_end": c["span"][1]},
                 content_hash=content_hash(s["content"]), embedding=vec,
-                keywords=self.mem.analyzer.index_text(s["content"], start))
+                keywords=self.core.analyzer.index_text(s["content"], start))
             with self.lock:  # one short step: writers wait for one cluster at most
                 # the plan was made without the lock: members deleted, pinned or archived
                 # since then are left as they are now
@@ -411,7 +411,7 @@ class Consolidator:
                                 + (f" ({holder[0]})" if holder else ""))
 
         def heartbeat(self) -> None:
-            now = self.outer.mem.clock()
+            now = self.outer.core.clock()
             if not self.outer.store.acquire_lease(LEASE, self.owner, self._until(now), now):
                 raise ConflictError("the consolidation lease was lost")
 

@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from graphmem import dynamics
-from graphmem.config import GraphMemConfig
+from graphmem.core import Core
 from graphmem.models import Memory, RelationType, Status, Tier, Transition, TransitionKind
-from graphmem.store.base import MemoryStore, WriteBatch
+from graphmem.store.base import WriteBatch
 from graphmem.tiers import current_importance
 
 log = logging.getLogger(__name__)
@@ -52,12 +51,10 @@ class MaintenanceReport:
 
 
 class Maintainer:
-    def __init__(self, store: MemoryStore, config: GraphMemConfig,
-                 clock: Callable[[], datetime],
-                 lock: AbstractContextManager[Any] | None = None) -> None:
-        self.store = store
-        self.config = config
-        self.clock = clock
+    def __init__(self, core: Core, lock: AbstractContextManager[Any] | None = None) -> None:
+        self.store = core.store
+        self.config = core.config
+        self.clock = core.clock
         #: the facade's write lock, held for one page at a time (read, decide, write), never
         #: for a whole run, so writers wait one step at most
         self.lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
 from graphmem import validation as v
 from graphmem.config import GraphMemConfig
+from graphmem.core import Core
 from graphmem.errors import ValidationError
 from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status
+from graphmem.store.base import WriteBatch
 from graphmem.text import Analyzer, content_hash
 
 
@@ -88,4 +92,73 @@ def edge_from_record(rec: Mapping[str, Any], namespace: str) -> Relation:
     )
 
 
-__all__ = ["RelationType", "edge_from_record", "memory_from_record"]
+def export_records(core: Core, ns: str) -> Iterator[dict[str, Any]]:
+    """Every memory (with embeddings and index fields) then every edge, as dicts."""
+    for page in core.store.iter_memories(ns):
+        for m in page:
+            yield {"record": "memory", **m.to_dict(embeddings=True)}
+    for edges in core.store.iter_edges(ns):
+        for e in edges:
+            yield {"record": "edge", **e.to_dict()}
+
+
+def write_jsonl(out: IO[str], records: Iterable[Mapping[str, Any]]) -> int:
+    """One JSON object per line (keys sorted: exports diff cleanly); returns the count."""
+    n = 0
+    for rec in records:
+        out.write(json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n")
+        n += 1
+    return n
+
+
+def import_records(core: Core, lock: AbstractContextManager[Any],
+                   records: Iterable[Mapping[str, Any]], ns: str, *, batch_size: int,
+                   progress: Callable[[int], None] | None = None) -> tuple[int, int]:
+    """Write exported records as they are (ids, times, embeddings, edges), batch by batch,
+    each batch atomic; records without an embedding are embedded (outside the lock).
+    A record that does not validate stops the import with its line number. Returns
+    (memories, edges) written."""
+    counts = [0, 0]
+    pending = WriteBatch(ns)
+
+    def flush() -> None:
+        todo = [m for m in pending.memories if m.embedding is None]
+        if todo:
+            for m, vec in zip(todo, core.embedder.embed([m.content for m in todo]),
+                              strict=True):
+                m.embedding = vec
+        with lock:
+            ids = {m.id for m in pending.memories}
+            for e in pending.edges:
+                for end in (e.source_id, e.target_id):
+                    if end not in ids:
+                        ids.add(end)
+                        core.require(ns, [end])
+            core.store.apply(pending)
+        counts[0] += len(pending.memories)
+        counts[1] += len(pending.edges)
+        if progress:
+            progress(len(pending.memories) + len(pending.edges))
+        pending.memories, pending.edges = [], []
+
+    for n, rec in enumerate(records, start=1):
+        kind = rec.get("record")
+        try:
+            if kind == "memory":
+                pending.memories.append(memory_from_record(rec, ns, core.config,
+                                                           core.analyzer, core.clock()))
+            elif kind == "edge":
+                pending.edges.append(edge_from_record(rec, ns))
+            else:
+                raise ValidationError("'record' must be 'memory' or 'edge'")
+        except ValidationError as exc:
+            raise type(exc)(f"record {n}: {exc}") from None
+        if len(pending.memories) + len(pending.edges) >= batch_size:
+            flush()
+    if pending:
+        flush()
+    return counts[0], counts[1]
+
+
+__all__ = ["RelationType", "edge_from_record", "export_records", "import_records",
+           "memory_from_record"]

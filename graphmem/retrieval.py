@@ -29,10 +29,9 @@ import numpy as np
 
 from graphmem import fusion
 from graphmem import validation as v
+from graphmem.access import AccessLog
 from graphmem.bm25 import bm25
-from graphmem.config import GraphMemConfig
-from graphmem.dynamics import record_access
-from graphmem.embedding import Embedder
+from graphmem.core import Core
 from graphmem.errors import ValidationError
 from graphmem.models import (
     TIER_ORDER,
@@ -44,8 +43,6 @@ from graphmem.models import (
     Tier,
     WalkPath,
 )
-from graphmem.store.base import MemoryStore, WriteBatch
-from graphmem.text import Analyzer
 from graphmem.threads import single_threaded_blas
 from graphmem.tiers import current_importance
 from graphmem.walk import bounded_walk, personalised_pagerank, propagate
@@ -71,13 +68,14 @@ class Query:
 
 
 class Retriever:
-    def __init__(self, store: MemoryStore, embedder: Embedder, analyzer: Analyzer,
-                 config: GraphMemConfig, clock: Clock) -> None:
-        self.store = store
-        self.embedder = embedder
-        self.analyzer = analyzer
-        self.config = config
-        self.clock = clock
+    def __init__(self, core: Core, access: AccessLog | None = None) -> None:
+        self.core = core
+        self.access = access or AccessLog(core)
+        self.store = core.store
+        self.embedder = core.embedder
+        self.analyzer = core.analyzer
+        self.config = core.config
+        self.clock = core.clock
         #: per namespace: retrievals served by this process, and those that found something
         self.queries: Counter[str] = Counter()
         self.hits: Counter[str] = Counter()
@@ -135,7 +133,7 @@ class Retriever:
                 r.memory.embedding = None
                 r.memory.context_embedding = None
             if touch and results:
-                self._bookkeeping(q.namespace, results, self.clock())
+                self._bookkeeping(q.namespace, results)
         self.queries[q.namespace] += 1
         self.hits[q.namespace] += bool(results)
         return results
@@ -282,17 +280,12 @@ class Retriever:
                 out.setdefault(e.target_id, e.source_id)
         return out
 
-    def _bookkeeping(self, ns: str, results: list[RetrievalResult], now: datetime) -> None:
-        """Access counts, windows and the predicted relevance, in one batched write; a memory
-        the access rule promotes is promoted in the same write."""
-        batch = WriteBatch(ns)
+    def _bookkeeping(self, ns: str, results: list[RetrievalResult]) -> None:
+        """Access counts, windows and the predicted relevance (``AccessLog``); the results
+        show the memories as written."""
+        written = self.access.record(ns, [(r.memory.id, r.terms["semantic"]) for r in results])
         for r in results:
-            fields, transition = record_access(r.memory, now, self.config.dynamics,
-                                               self.config.tiers, r.terms["semantic"])
-            batch.patches.append((r.memory.id, fields))
-            if transition is not None:
-                batch.transitions.append(transition)
-        self.store.apply(batch)
+            r.memory = written.get(r.memory.id, r.memory)
 
     # -- helpers --------------------------------------------------------------------------
     def _keep(self, m: Memory, q: Query, lineage: Mapping[str, str]) -> bool:

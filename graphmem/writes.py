@@ -13,8 +13,7 @@ from datetime import datetime
 import numpy as np
 
 from graphmem import validation as v
-from graphmem.config import GraphMemConfig
-from graphmem.embedding import Embedder
+from graphmem.core import Core
 from graphmem.errors import ConflictError, InvalidRelationError, LimitExceededError, NotFoundError
 from graphmem.models import (
     EdgeSource,
@@ -25,8 +24,8 @@ from graphmem.models import (
     RelationType,
     Status,
 )
-from graphmem.store.base import EdgeKey, MemoryStore, WriteBatch
-from graphmem.text import Analyzer, content_hash
+from graphmem.store.base import EdgeKey, WriteBatch
+from graphmem.text import content_hash
 from graphmem.threads import single_threaded_blas
 from graphmem.tiers import tier_for_importance
 
@@ -76,13 +75,13 @@ def context_text(predecessor: str, content: str) -> str:
 
 
 class Writer:
-    def __init__(self, store: MemoryStore, embedder: Embedder, analyzer: Analyzer,
-                 config: GraphMemConfig, clock: Clock) -> None:
-        self.store = store
-        self.embedder = embedder
-        self.analyzer = analyzer
-        self.config = config
-        self.clock = clock
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self.store = core.store
+        self.embedder = core.embedder
+        self.analyzer = core.analyzer
+        self.config = core.config
+        self.clock = core.clock
 
     # -- public ---------------------------------------------------------------------------
     def store_many(self, namespace: str, inputs: Sequence[MemoryInput | dict | str]

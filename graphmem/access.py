@@ -1,0 +1,51 @@
+"""Access bookkeeping: what a retrieval or a full read does to the memories it returns.
+
+Counts, the last access, the access window, the predicted relevance and the promotion an
+access may earn are computed from a fresh read *under the facade's write lock* and written
+in one batch, so concurrent retrievals of the same memory never lose an increment (they used
+to compute absolute counts from the records they had ranked, outside the lock). Across
+processes sharing a graph database the last batch wins (ADR 0008)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+from graphmem.core import Core
+from graphmem.dynamics import record_access
+from graphmem.models import Memory
+from graphmem.store.base import WriteBatch
+
+#: (memory id, predicted relevance or None)
+Access = tuple[str, float | None]
+
+
+class AccessLog:
+    def __init__(self, core: Core, lock: AbstractContextManager[Any] | None = None) -> None:
+        self.core = core
+        self.lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
+
+    def record(self, ns: str, accesses: Sequence[Access], *, reinforce: bool = False
+               ) -> dict[str, Memory]:
+        """One access of each id (a retrieval shows them; ``reinforce``: a full read used
+        them, their decay age restarts). Returns the memories as written (a memory deleted
+        meanwhile is skipped)."""
+        if not accesses:
+            return {}
+        cfg = self.core.config
+        with self.lock:
+            now = self.core.clock()
+            fresh = self.core.store.get_memories(ns, list(dict.fromkeys(i for i, _ in accesses)))
+            batch = WriteBatch(ns)
+            for id, predicted in accesses:
+                m = fresh.get(id)
+                if m is None:
+                    continue
+                fields, transition = record_access(m, now, cfg.dynamics, cfg.tiers, predicted,
+                                                   reinforce=reinforce)
+                batch.patches.append((m.id, fields))
+                if transition is not None:
+                    batch.transitions.append(transition)
+            self.core.store.apply(batch)
+        return fresh

@@ -1,0 +1,53 @@
+"""``Core``: the one frozen bundle every path of graphmem takes (writes, edits, access,
+retrieval, maintenance, consolidation, records): the store port, the embedder, the text
+analyser, the configuration and the clock. Nothing in it does I/O on construction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from graphmem import validation as v
+from graphmem.config import GraphMemConfig
+from graphmem.embedding import Embedder
+from graphmem.errors import NotFoundError
+from graphmem.models import Memory
+from graphmem.store.base import MemoryStore
+from graphmem.text import Analyzer
+
+Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True)
+class Core:
+    """What a graphmem operation works with.
+
+    Example:
+        >>> from graphmem.store.sqlite import SQLiteStore
+        >>> from graphmem.embedding import SentenceTransformerEmbedder
+        >>> from graphmem.models import utcnow
+        >>> cfg = GraphMemConfig()
+        >>> core = Core(SQLiteStore("/tmp/gm"), SentenceTransformerEmbedder(cfg.embedding),
+        ...             Analyzer(cfg.write.language), cfg, utcnow)
+        >>> core.config.retrieval.max_limit
+        100
+    """
+
+    store: MemoryStore
+    embedder: Embedder
+    analyzer: Analyzer
+    config: GraphMemConfig
+    clock: Clock
+
+    def require(self, ns: str, ids: Sequence[str], *,
+                embeddings: bool = False) -> dict[str, Memory]:
+        """The memories of ``ids`` in namespace ``ns``; ``NotFoundError`` for the first one
+        missing (a memory of another namespace is reported exactly like a missing one)."""
+        for i in ids:
+            v.memory_id(i)
+        found = self.store.get_memories(ns, list(ids), embeddings=embeddings)
+        for i in ids:
+            if i not in found:
+                raise NotFoundError(f"memory {i!r} not found in namespace {ns!r}")
+        return found

@@ -1,0 +1,196 @@
+"""Edits of stored memories: relate / unrelate, update, delete, feedback, pin, restore.
+
+Each method validates its own fields, reads what it changes and writes one atomic
+``WriteBatch``; the facade holds the write lock around the call."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from graphmem import dynamics
+from graphmem import validation as v
+from graphmem.core import Core
+from graphmem.errors import ConflictError, InvalidRelationError, NotFoundError, ValidationError
+from graphmem.models import (
+    EdgeSource,
+    Memory,
+    Relation,
+    RelationType,
+    Status,
+    Tier,
+    Transition,
+    TransitionKind,
+)
+from graphmem.store.base import WriteBatch
+from graphmem.text import content_hash
+from graphmem.writes import Writer
+
+
+class Editor:
+    """Changes to memories that already exist (``Writer`` adds new ones)."""
+
+    def __init__(self, core: Core, writer: Writer) -> None:
+        self.core = core
+        self.writer = writer
+
+    def relate(self, ns: str, source_id: str, target_id: str, type: RelationType | str,
+               score: float | None) -> Relation:
+        rtype = v.relation_type(type)
+        if score is not None:
+            score = v.score(score)
+        self.core.require(ns, [source_id, target_id])  # unknown ids: 404 before anything else
+        if source_id == target_id:
+            raise InvalidRelationError("a memory cannot relate to itself")
+        rel = Relation(source_id, target_id, rtype, ns, score, self.core.clock(),
+                       EdgeSource.EXPLICIT)
+        self.core.store.apply(WriteBatch(ns, edges=[rel]))
+        return rel
+
+    def unrelate(self, ns: str, source_id: str, target_id: str,
+                 type: RelationType | str) -> None:
+        rtype = v.relation_type(type, caller=False)
+        edges = self.core.store.edges_of(ns, [source_id], [rtype])
+        if not any(e.source_id == source_id and e.target_id == target_id for e in edges):
+            raise NotFoundError(f"no {rtype.value} relation from {source_id!r} to "
+                                f"{target_id!r} in namespace {ns!r}")
+        self.core.store.apply(WriteBatch(ns, delete_edges=[(source_id, target_id, rtype)]))
+
+    def relations(self, ns: str, id: str,
+                  types: Collection[RelationType | str] | None) -> list[Relation]:
+        self.core.require(ns, [id])
+        wanted = None if types is None else [v.relation_type(t, caller=False) for t in types]
+        return sorted(self.core.store.edges_of(ns, [id], wanted),
+                      key=lambda e: (e.type.value, e.source_id, e.target_id))
+
+    def update(self, ns: str, id: str, *, content: str | None, importance: float | None,
+               tier: Tier | str | None, metadata: Mapping[str, Any] | None,
+               source: str | None, topic: str | None) -> Memory:
+        """New content is re-embedded and re-indexed, its links refreshed."""
+        core, wc = self.core, self.core.config.write
+        m = core.require(ns, [id], embeddings=True)[id]
+        batch = WriteBatch(ns)
+        if importance is not None:
+            m.base_importance = m.importance = v.importance(importance)
+        if tier is not None:
+            m.tier = v.tier(tier)  # type: ignore[assignment]
+        if metadata is not None:
+            m.metadata = v.metadata(dict(metadata), wc)
+        if source is not None:
+            m.source = v.optional_text(source, "source")
+        if topic is not None:
+            m.topic = v.optional_text(topic, "topic")
+        records = {m.id: m}
+        if content is not None and content != m.content:
+            m.content = v.content(content, wc)
+            m.content_hash = content_hash(m.content)
+            m.embedding = core.embedder.embed([m.content])[0]
+            m.keywords = core.analyzer.index_text(
+                m.content, m.created_at if wc.date_in_keywords else None)
+            self._relink_after_change(ns, m, records, batch)
+        m.updated_at = core.clock()
+        batch.memories.extend(records.values())
+        core.store.apply(batch)
+        m.embedding = m.context_embedding = None
+        return m
+
+    def delete(self, ns: str, id: str) -> None:
+        """Hard delete with its edges (explicit); the session chain is re-linked."""
+        core = self.core
+        m = core.require(ns, [id])[id]
+        batch = WriteBatch(ns, delete_memories=[id])
+        if m.session_id is not None and core.config.write.follows:
+            plan = self.writer.session_plan(ns, m.session_id, removed=frozenset({id}))
+            now = core.clock()
+            batch.edges.extend(Relation(s, t, RelationType.FOLLOWS, ns, None, now,
+                                        EdgeSource.AUTO) for s, t in plan.add)
+            changed = {k: p for k, p in plan.predecessor.items() if k != id}
+            records = core.store.get_memories(ns, list(changed), embeddings=True)
+            self.writer.refresh_context(ns, records, changed)
+            batch.memories.extend(records.values())
+        core.store.apply(batch)
+
+    def feedback(self, ns: str, id: str, *, useful: bool | None, outcome: str | None,
+                 predicted_relevance: float | None) -> Memory:
+        """Surprise (EMA of max(0, actual - predicted)), success / failure counts, a
+        promotion when due; success (or useful) reinforces: the decay age restarts."""
+        if useful is None and outcome is None:
+            raise ValidationError("feedback needs useful and/or outcome")
+        if useful is not None and not isinstance(useful, bool):
+            raise ValidationError("useful must be true or false")
+        if outcome not in (None, "success", "failure"):
+            raise ValidationError("outcome must be 'success' or 'failure'")
+        if predicted_relevance is not None:
+            predicted_relevance = v.importance(predicted_relevance)
+        core = self.core
+        m = core.require(ns, [id])[id]
+        now = core.clock()
+        signals = [float(x) for x in (useful, None if outcome is None
+                                      else outcome == "success") if x is not None]
+        actual = sum(signals) / len(signals)
+        predicted = (predicted_relevance if predicted_relevance is not None
+                     else m.last_predicted if m.last_predicted is not None else 0.5)
+        dyn = core.config.dynamics
+        m.surprise_score = dynamics.surprise(m.surprise_score, actual, predicted,
+                                             dyn.surprise_alpha)
+        fields: dict[str, Any] = {"surprise_score": m.surprise_score, "updated_at": now}
+        if outcome == "success" or useful is True:  # used: the decay age restarts
+            m.last_accessed_at = m.reinforced_at = now
+            fields.update(last_accessed_at=now, reinforced_at=now)
+        if outcome == "success":
+            m.success_count += 1
+            fields["success_count"] = m.success_count
+        elif outcome == "failure":
+            m.failure_count += 1
+            fields["failure_count"] = m.failure_count
+        batch = WriteBatch(ns)
+        promoted = dynamics.apply_promotion(m, now, dyn, core.config.tiers)
+        if promoted is not None:
+            fields.update(promoted[0])
+            batch.transitions.append(promoted[1])
+        batch.patches.append((m.id, fields))
+        core.store.apply(batch)
+        return m
+
+    def set_pinned(self, ns: str, id: str, pinned: bool) -> Memory:
+        m = self.core.require(ns, [id])[id]
+        m.pinned = pinned
+        self.core.store.apply(WriteBatch(ns, patches=[(id, {"pinned": pinned,
+                                                            "updated_at": self.core.clock()})]))
+        return m
+
+    def restore(self, ns: str, id: str) -> Memory:
+        """An expired or archived memory active again (its decay age restarts)."""
+        m = self.core.require(ns, [id])[id]
+        if m.status is Status.ACTIVE:
+            raise ConflictError(f"memory {id!r} is already active")
+        now = self.core.clock()
+        t = Transition(id, TransitionKind.RESTORE, m.tier, m.tier,
+                       f"restored from {m.status.value}", now, m.status, Status.ACTIVE)
+        m.status, m.last_accessed_at, m.reinforced_at = Status.ACTIVE, now, now
+        self.core.store.apply(WriteBatch(ns, patches=[(id, {
+            "status": Status.ACTIVE, "last_accessed_at": now, "reinforced_at": now,
+            "updated_at": now})], transitions=[t]))
+        return m
+
+    def _relink_after_change(self, ns: str, m: Memory, records: dict[str, Memory],
+                             batch: WriteBatch) -> None:
+        """After a content change: refresh successor context, own auto SIMILAR_TO edges."""
+        store = self.core.store
+        edges = store.edges_of(ns, [m.id])
+        for e in edges:
+            if e.type is RelationType.SIMILAR_TO and e.source is EdgeSource.AUTO \
+                    and e.source_id == m.id:
+                batch.delete_edges.append(e.key)
+        batch.edges.extend(self.writer.similar_edges(ns, [m], self.core.clock()))
+        changed: dict[str, str | None] = {}
+        for e in edges:
+            if e.type is RelationType.FOLLOWS:
+                if e.source_id == m.id:
+                    changed[e.target_id] = m.id
+                else:
+                    changed[m.id] = e.source_id
+        more = store.get_memories(ns, [k for k in changed if k not in records],
+                                  embeddings=True)
+        records.update(more)
+        self.writer.refresh_context(ns, records, changed)
