@@ -1,47 +1,111 @@
-"""Server settings: the only place graphmem reads the environment (prefix ``GRAPHMEM_``)."""
+"""Server and operator settings: the only place graphmem reads the environment.
+
+Every variable has the prefix ``GRAPHMEM_``; sections of ``GraphMemConfig`` nest with
+``__`` (``GRAPHMEM_TIERS__FAST__HALF_LIFE_HOURS=2``, ``GRAPHMEM_CONSOLIDATION__CRON="0 3 * *
+*"``, ``GRAPHMEM_RETRIEVAL__WEIGHTS__RECENCY=0.1``); lists and tuples are JSON
+(``GRAPHMEM_CONSOLIDATION__TIERS='["slow","glacial"]'``). An optional TOML file
+(``GRAPHMEM_CONFIG_FILE``, same names without the prefix, sections as tables) sits below the
+environment: variables win over the file, the file over the defaults. Secrets are
+``SecretStr`` and never printed (``graphmem config show`` masks them).
+
+Example:
+    >>> s = Settings.from_env({"GRAPHMEM_TIERS__FAST__HALF_LIFE_HOURS": "2"})
+    >>> s.memory_config().tiers.fast.half_life_hours
+    2.0
+"""
 
 from __future__ import annotations
 
-import os
+import tomllib
 from collections.abc import Mapping
+from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import Field, SecretStr, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
-from graphmem.config import GraphMemConfig, StoreConfig
+from graphmem.config import (
+    ConsolidationConfig,
+    DynamicsConfig,
+    EmbeddingConfig,
+    GraphMemConfig,
+    RetrievalConfig,
+    StoreConfig,
+    TiersConfig,
+    WriteConfig,
+)
+from graphmem.errors import ConfigError
+
+PREFIX = "GRAPHMEM_"
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=PREFIX, env_nested_delimiter="__",
+                                      nested_model_default_partial_update=True,
+                                      frozen=True, extra="forbid")
 
     #: a data folder (embedded store) or a database URL (neo4j:// ..., falkordb:// ...)
     data: str = "./graphmem-data"
     #: where API keys live (hashed); defaults to <data>/keys.db for a folder
     keys_file: Path | None = None
+    #: a TOML file of settings below the environment (``[tiers.fast]`` ...)
+    config_file: Path | None = None
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=1, le=65535)
     #: no API keys at all - only ever allowed on a loopback host
     dev_no_auth: bool = False
-    neo4j_user: str = "neo4j"
+    #: shorthands for the store section (``GRAPHMEM_STORE__NEO4J_PASSWORD`` works too)
+    neo4j_user: str | None = None
     neo4j_password: SecretStr | None = None
-    falkordb_graph: str = "graphmem"
+    falkordb_graph: str | None = None
     max_body_bytes: int = Field(default=4 * 1024 * 1024, gt=0)
     max_batch: int = Field(default=1000, gt=0)
     scheduler: bool = True
     #: serve /metrics without a key, with totals only (no namespace names)
     metrics_public: bool = False
+    # the library's configuration, section by section (``GraphMemConfig``)
+    tiers: TiersConfig = TiersConfig()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    write: WriteConfig = WriteConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
+    store: StoreConfig = StoreConfig()
+    dynamics: DynamicsConfig = DynamicsConfig()
+    consolidation: ConsolidationConfig = ConsolidationConfig()
+
+    @classmethod
+    def settings_customise_sources(
+        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        env = _GIVEN_ENV.get()
+        if env is not None:  # from_env(mapping): that mapping instead of os.environ
+            env_settings = _MappingEnv(settings_cls, env)
+        file = _file_source(settings_cls, init_settings, env_settings)
+        return (init_settings, env_settings, *([file] if file else []))
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
-        env = os.environ if env is None else env
-        values: dict[str, object] = {}
-        for name in cls.model_fields:
-            raw = env.get(f"GRAPHMEM_{name.upper()}")
-            if raw is not None:
-                values[name] = raw.lower() in ("1", "true", "yes") if name in (
-                    "dev_no_auth", "scheduler", "metrics_public") else raw
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls.model_validate(values)
+        """Settings from ``env`` (default: the process environment) and the config file it
+        names, with ``overrides`` (command-line options; None means "not given") on top."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        token = _GIVEN_ENV.set(None if env is None else dict(env))
+        try:
+            return cls(**given)  # type: ignore[arg-type]
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = PREFIX + "__".join(str(p) for p in first["loc"]).upper()
+            raise ConfigError(f"invalid setting {where}: {first['msg']} "
+                              f"({exc.error_count()} error(s))") from None
+        finally:
+            _GIVEN_ENV.reset(token)
 
     @property
     def is_url(self) -> bool:
@@ -55,6 +119,48 @@ class Settings(BaseModel):
         return Path(self.data) / "keys.db"
 
     def memory_config(self) -> GraphMemConfig:
-        return GraphMemConfig(store=StoreConfig(neo4j_user=self.neo4j_user,
-                                                neo4j_password=self.neo4j_password,
-                                                falkordb_graph=self.falkordb_graph))
+        """The library's configuration: the sections, with the store shorthands applied."""
+        store = self.store.model_copy(update={k: v for k, v in (
+            ("neo4j_user", self.neo4j_user), ("neo4j_password", self.neo4j_password),
+            ("falkordb_graph", self.falkordb_graph)) if v is not None})
+        return GraphMemConfig(tiers=self.tiers, embedding=self.embedding, write=self.write,
+                              retrieval=self.retrieval, store=store, dynamics=self.dynamics,
+                              consolidation=self.consolidation)
+
+    def effective(self) -> dict[str, Any]:
+        """Every setting as it is in effect, secrets masked (``graphmem config show``)."""
+        out = self.model_dump(mode="json", exclude={"neo4j_user", "neo4j_password",
+                                                    "falkordb_graph", "store"})
+        out["store"] = self.memory_config().store.model_dump(mode="json")
+        return out  # a SecretStr dumps as '**********' (None when unset)
+
+
+#: the mapping ``from_env`` was given, for this context only
+_GIVEN_ENV: ContextVar[dict[str, str] | None] = ContextVar("graphmem_settings_env",
+                                                          default=None)
+
+
+class _MappingEnv(EnvSettingsSource):
+    """The environment source over a given mapping (tests, ``from_env(env)``)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str]) -> None:
+        self._given = {k.lower(): v for k, v in env.items()}
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return self._given
+
+
+def _file_source(settings_cls: type[BaseSettings], init: PydanticBaseSettingsSource,
+                 env: PydanticBaseSettingsSource) -> PydanticBaseSettingsSource | None:
+    """The TOML file named by an override or ``GRAPHMEM_CONFIG_FILE``, when there is one."""
+    name = init().get("config_file") or env().get("config_file")
+    if not name:
+        return None
+    path = Path(str(name))
+    try:
+        values = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read the config file {path}: {exc}") from exc
+    return InitSettingsSource(settings_cls, init_kwargs=values)
+

@@ -550,6 +550,34 @@ def mcp_command(data: Location, namespaces: tuple[str, ...]) -> None:
         build_server(mem, namespaces).run("stdio")
 
 
+@main.group("config")
+def config_group() -> None:
+    """The settings in effect (environment GRAPHMEM_*, config file, defaults)."""
+
+
+@config_group.command("show")
+@json_option
+@handles_errors
+def config_show(as_json: bool) -> None:
+    """Every setting with the variable that sets it; secrets masked."""
+    from graphmem.api.settings import PREFIX, Settings
+
+    values = Settings.from_env().effective()
+    if as_json:
+        _echo_json(values)
+        return
+
+    def lines(prefix: str, node: Any) -> Iterator[str]:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                yield from lines(f"{prefix}__{k.upper()}" if prefix else k.upper(), v)
+        else:
+            yield f"{PREFIX}{prefix}={json.dumps(node) if not isinstance(node, str) else node}"
+
+    for line in lines("", values):
+        click.echo(line)
+
+
 @main.group()
 def keys() -> None:
     """API keys: create (prints the key alone on its last line), list, revoke."""
