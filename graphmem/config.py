@@ -64,6 +64,8 @@ class DynamicsConfig(_Frozen):
     #: persist a decayed importance only when it moved at least this much
     importance_epsilon: float = Field(default=1e-4, ge=0)
     maintenance_batch: int = Field(default=1000, gt=0)
+    #: a maintenance run reclaims the graph engines' stale vector nodes once this many wait
+    compact_min_stale: int = Field(default=1000, gt=0)
     maintenance_interval_minutes: float = Field(default=15, gt=0)
 
 

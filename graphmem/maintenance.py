@@ -32,6 +32,8 @@ class MaintenanceReport:
     #: memories due to expire or be evicted that no summary covers yet: they stay active
     #: until consolidation stands a summary for them (ADR 0006)
     awaiting_consolidation: int = 0
+    #: stale records the store reclaimed after the run (``MemoryStore.compact``)
+    compacted: int = 0
 
     def counts(self) -> dict[str, int]:
         c = Counter(t.kind.value for t in self.transitions)
@@ -47,6 +49,7 @@ class MaintenanceReport:
                 "namespaces": self.namespaces, "scanned": self.scanned,
                 "importance_updates": self.importance_updates, "counts": self.counts(),
                 "awaiting_consolidation": self.awaiting_consolidation,
+                "compacted": self.compacted,
                 "transitions": [t.to_dict() for t in self.transitions]}
 
 
@@ -65,6 +68,9 @@ class Maintainer:
         for ns in [namespace] if namespace else self.store.namespaces():
             report.namespaces.append(ns)
             self._namespace(ns, now, dry_run, report)
+        if not dry_run:
+            with self.lock:
+                report.compacted = self.store.compact(self.config.dynamics.compact_min_stale)
         log.info("maintenance%s: %d memories scanned, %s", " (dry run)" if dry_run else "",
                  report.scanned, report.counts())
         return report

@@ -169,8 +169,7 @@ class Retriever:
         stats = self.store.keyword_stats(ns, terms) if terms else None
         seed_terms = self._seed_terms(terms, stats)
         found = self.store.keyword_topk(ns, seed_terms, max(rc.keyword_k, rc.keyword_pool),
-                                        field_weights=rc.bm25_field_weights, tiers=q.tiers,
-                                        statuses=statuses)
+                                        tiers=q.tiers, statuses=statuses)
         keyword = self._rescore_keyword(ns, seed_terms, stats, found)[: rc.keyword_k]
         best_sim: dict[str, float] = {}
         for id_, s in dense + context:

@@ -118,6 +118,11 @@ class MemoryStore(Protocol):
     def ping(self) -> None:
         """Really query the backend; raise ``StoreError`` when it cannot."""
 
+    def compact(self, min_stale: int = 1) -> int:
+        """Reclaim what replaced or deleted records left behind, when at least ``min_stale``
+        such leftovers wait (maintenance calls this). Returns the leftovers removed."""
+        ...
+
     # writes -----------------------------------------------------------------------------
     def apply(self, batch: WriteBatch) -> None:
         """Apply the whole batch in one transaction, or nothing of it."""
@@ -207,12 +212,14 @@ class MemoryStore(Protocol):
 
     def keyword_topk(
         self, namespace: str, terms: Sequence[str], k: int, *,
-        field_weights: tuple[float, float] = (1.0, 0.5),
         tiers: Collection[Tier] | None = None,
         statuses: Collection[Status] = (Status.ACTIVE,),
     ) -> list[tuple[str, float]]:
-        """Top-k (id, BM25 over keywords and context_keywords, weighted), best first.
-        ``terms`` are already analysed (``graphmem.text.Analyzer``); any one may match."""
+        """Up to k (id, engine score) holding any of ``terms`` in keywords or
+        context_keywords, best first by the engine's own full-text score (FTS5 BM25,
+        RediSearch TF-IDF, Lucene BM25). ``terms`` are already analysed
+        (``graphmem.text.Analyzer``). The score only chooses the candidates: retrieval ranks
+        them with its own BM25 and ``bm25_field_weights`` on every engine (ADR 0007)."""
         ...
 
     def keyword_stats(self, namespace: str, terms: Sequence[str]

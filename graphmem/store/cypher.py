@@ -410,7 +410,6 @@ class CypherStore:
         return out
 
     def keyword_topk(self, namespace: str, terms: Sequence[str], k: int, *,
-                     field_weights: tuple[float, float] = (1.0, 0.5),
                      tiers: Collection[Tier] | None = None,
                      statuses: Collection[Status] = (Status.ACTIVE,)) -> list[tuple[str, float]]:
         words = [t for t in dict.fromkeys(terms) if t.isalnum()]
@@ -440,6 +439,16 @@ class CypherStore:
             avg = (int(row["total_length"] or 0) / docs) if docs else 0.0
             out.append(TermStats(docs, avg, df))
         return out[0], out[1]
+
+    def compact(self, min_stale: int = 1) -> int:
+        """Vector nodes are append-only (ADR 0003): replaced and deleted memories leave theirs
+        behind. Vacuum them once ``min_stale`` wait (on FalkorDB that rebuilds the vector
+        indexes, so not for every stale node)."""
+        stale = sum(int(self._run(f"memory/stale_{f}")[0]["stale"] or 0)
+                    for f in ("content", "context"))
+        if stale < max(1, min_stale):
+            return 0
+        return self.vacuum()
 
     def vacuum(self) -> int:
         """Delete vector nodes no memory points at; on FalkorDB rebuild the vector indexes

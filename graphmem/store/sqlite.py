@@ -202,6 +202,10 @@ class SQLiteStore:
             raise StoreError("store is not open")
         return self._conn
 
+    def compact(self, min_stale: int = 1) -> int:
+        """Nothing waits here: rows and their vectors are deleted in place."""
+        return 0
+
     def ping(self) -> None:
         with self._lock:
             try:
@@ -585,7 +589,6 @@ class SQLiteStore:
             return index.topk_many(vectors, k, statuses=statuses)
 
     def keyword_topk(self, namespace: str, terms: Sequence[str], k: int, *,
-                     field_weights: tuple[float, float] = (1.0, 0.5),
                      tiers: Collection[Tier] | None = None,
                      statuses: Collection[Status] = (Status.ACTIVE,)) -> list[tuple[str, float]]:
         words = _match_expr(terms)
@@ -598,13 +601,14 @@ class SQLiteStore:
                 return []
             expr += " AND tags : (" + " OR ".join(f"t{t.value}" for t in tiers) + ")"
         expr += f" AND {{keywords context_keywords}} : ({words})"
-        sql = ("SELECT m.id, f.score FROM (SELECT rowid, -bm25(memory_fts, ?, ?, 0.0) AS score "
+        # context weighs half, as in FalkorDB's index: the order only chooses candidates
+        sql = ("SELECT m.id, f.score FROM (SELECT rowid, -bm25(memory_fts, 1.0, 0.5, 0.0) AS score "
                "FROM memory_fts WHERE memory_fts MATCH ? ORDER BY score DESC LIMIT ?) AS f "
                "JOIN memories m ON m.pk = f.rowid ORDER BY f.score DESC")
         with self._lock:
             try:
                 return [(r[0], float(r[1])) for r in self.conn.execute(
-                    sql, (field_weights[0], field_weights[1], expr, k))]
+                    sql, (expr, k))]
             except sqlite3.Error as exc:
                 raise StoreError(f"keyword search failed: {exc}") from exc
 

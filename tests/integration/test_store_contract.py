@@ -189,6 +189,23 @@ def test_vector_topk_many_is_vector_topk_per_row_even_when_crowded_out(
     assert store.vector_topk_many(NS, queries[:0], 3) == []
 
 
+def test_compact_reclaims_what_replaced_and_deleted_memories_left(store: MemoryStore) -> None:
+    """Replaced vectors and deleted memories leave stale vector nodes on the graph engines;
+    maintenance compacts them once enough wait. The embedded store has none to reclaim."""
+    ms = [memory(i, context=True) for i in range(4)]
+    store.apply(WriteBatch(NS, memories=ms))
+    assert store.compact(1) == 0
+    changed = ms[0].copy(embedding=vec(900), content_hash="h900")
+    store.apply(WriteBatch(NS, memories=[changed], delete_memories=["m1"]))
+    graph = not isinstance(store, SQLiteStore)
+    assert store.compact(10) == 0  # fewer wait than asked: nothing done
+    assert store.compact(1) == (3 if graph else 0)  # m0's old content; m1's content, context
+    assert store.compact(1) == 0
+    assert store.vector_topk(NS, vec(900), 1)[0][0] == "m0"
+    assert [i for i, _ in store.vector_topk(NS, vec(2), 1)] == ["m2"]
+    assert len(store.vector_topk(NS, vec(2), 10)) == 3
+
+
 def test_context_field_only_ranks_memories_with_context(store: MemoryStore) -> None:
     store.apply(WriteBatch(NS, memories=[memory(1, context=True), memory(2)]))
     got = store.vector_topk(NS, vec(1001), 5, field="context")

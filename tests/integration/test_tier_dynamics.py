@@ -318,3 +318,23 @@ def test_reading_entries_counts_as_access(small: GraphMemory, clock: Clock) -> N
     assert stored.tier is Tier.FAST and stored.window_count == 0  # promoted, window reset
     assert [t.kind for t in small.transitions(m.id, namespace=NS)] == [
         TransitionKind.PROMOTION]
+
+
+def test_maintenance_compacts_stale_vectors_once_enough_wait(mem: GraphMemory,
+                                                            clock: Clock) -> None:
+    """Edits leave stale vector nodes on the graph engines; a maintenance run reclaims them
+    (they used to pile up: nothing called the vacuum)."""
+    ids = [mem.store(f"note {i} about the build", namespace=NS).id for i in range(3)]
+    for n, i in enumerate(ids):
+        mem.update(i, namespace=NS, content=f"note {n} about the release, rewritten")
+    assert mem.maintain().compacted == 0  # the default waits for 1000 stale nodes
+    eager = GraphMemory(mem.backend, config=mem.config.model_copy(update={
+        "dynamics": mem.config.dynamics.model_copy(update={"compact_min_stale": 1})}),
+        clock=clock, embedder=mem.embedder)
+    assert eager.maintain(dry_run=True).compacted == 0  # a dry run changes nothing
+    report = eager.maintain()
+    assert report.compacted == (0 if mem.backend.__class__.__name__ == "SQLiteStore" else 3)
+    assert report.to_dict()["compacted"] == report.compacted
+    assert eager.maintain().compacted == 0
+    hits = mem.retrieve("the release rewritten", namespace=NS, depth=0)
+    assert {h.memory.id for h in hits} == set(ids)
