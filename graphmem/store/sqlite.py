@@ -15,6 +15,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -187,7 +188,7 @@ class SQLiteStore:
             raise
 
     def close(self) -> None:
-        with self._lock:
+        with self._guard():
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
@@ -202,12 +203,22 @@ class SQLiteStore:
             raise StoreError("store is not open")
         return self._conn
 
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """The store's lock, and SQLite's own errors as ``StoreError``: none crosses the
+        port (reads used to leak ``sqlite3.Error``)."""
+        with self._lock:
+            try:
+                yield
+            except sqlite3.Error as exc:
+                raise StoreError(f"SQLite store failed: {exc}") from exc
+
     def compact(self, min_stale: int = 1) -> int:
         """Nothing waits here: rows and their vectors are deleted in place."""
         return 0
 
     def ping(self) -> None:
-        with self._lock:
+        with self._guard():
             try:
                 self.conn.execute("SELECT count(*) FROM meta").fetchone()
             except sqlite3.Error as exc:
@@ -280,7 +291,7 @@ class SQLiteStore:
             return
         batch.check()
         ns = batch.namespace
-        with self._lock:
+        with self._guard():
             adj = self._adj.get(ns, {})
             dropped: set[EdgeKey] = set(batch.delete_edges)
             touched = list({*batch.delete_memories, *(m.id for m in batch.memories)})
@@ -393,7 +404,7 @@ class SQLiteStore:
     def touch(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
         if not ids:
             return
-        with self._lock:
+        with self._guard():
             self._transaction(lambda conn: conn.executemany(
                 "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
                 "WHERE namespace = ? AND id = ?", [(at.timestamp(), namespace, i) for i in ids]))
@@ -401,7 +412,7 @@ class SQLiteStore:
     # reads ----------------------------------------------------------------------------------
     def _select(self, sql: str, params: Sequence[Any], embeddings: bool) -> list[Memory]:
         cols = _COLS + (_EMB_COLS if embeddings else ", NULL, NULL")
-        with self._lock:
+        with self._guard():
             try:
                 rows = self.conn.execute(sql.format(cols=cols), params).fetchall()
             except sqlite3.Error as exc:
@@ -423,7 +434,7 @@ class SQLiteStore:
     def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         out: dict[str, tuple[str, str]] = {}
         unique = list(dict.fromkeys(ids))
-        with self._lock:
+        with self._guard():
             for i in range(0, len(unique), _CHUNK):
                 chunk = unique[i:i + _CHUNK]
                 for id_, kw, ctx in self.conn.execute(
@@ -435,7 +446,7 @@ class SQLiteStore:
     def find_by_hash(self, namespace: str, hashes: Collection[str]) -> dict[str, str]:
         out: dict[str, str] = {}
         unique = list(set(hashes))
-        with self._lock:
+        with self._guard():
             for i in range(0, len(unique), _CHUNK):
                 chunk = unique[i:i + _CHUNK]
                 for h, id_ in self.conn.execute(
@@ -446,7 +457,7 @@ class SQLiteStore:
         return out
 
     def session_members(self, namespace: str, session_id: str) -> list[tuple[str, datetime]]:
-        with self._lock:
+        with self._guard():
             rows = self.conn.execute(
                 "SELECT id, created_at FROM memories WHERE namespace = ? AND session_id = ? "
                 "ORDER BY created_at, pk", (namespace, session_id)).fetchall()
@@ -456,7 +467,7 @@ class SQLiteStore:
                     session_only: bool,
                     statuses: Collection[Status] = (Status.ACTIVE, Status.ARCHIVED),
                     ) -> tuple[list[Memory], list[Memory]]:
-        with self._lock:
+        with self._guard():
             row = self.conn.execute("SELECT pk, created_at FROM memories WHERE namespace = ? "
                                     "AND id = ?", (namespace, anchor.id)).fetchone()
         if row is None:
@@ -490,7 +501,7 @@ class SQLiteStore:
             extra = [s.value for s in statuses]
             where = f" AND status IN ({_marks(len(extra))})"
         while True:
-            with self._lock:
+            with self._guard():
                 rows = self.conn.execute(
                     f"SELECT pk, {cols} FROM memories WHERE namespace = ? AND pk > ?{where} "
                     "ORDER BY pk LIMIT ?", (namespace, last, *extra, page)).fetchall()
@@ -501,7 +512,7 @@ class SQLiteStore:
 
     def transition_counts(self, namespace: str, since: datetime
                           ) -> list[tuple[str, Tier, Tier, int, int]]:
-        with self._lock:
+        with self._guard():
             rows = self.conn.execute(
                 "SELECT kind, from_tier, to_tier, count(*), sum(at >= ?) FROM transitions "
                 "WHERE namespace = ? GROUP BY kind, from_tier, to_tier",
@@ -509,7 +520,7 @@ class SQLiteStore:
         return [(k, Tier(a), Tier(b), int(n), int(r or 0)) for k, a, b, n, r in rows]
 
     def transitions_of(self, namespace: str, memory_id: str) -> list[Transition]:
-        with self._lock:
+        with self._guard():
             rows = self.conn.execute(
                 "SELECT memory_id, kind, from_tier, to_tier, reason, at, from_status, to_status "
                 "FROM transitions WHERE namespace = ? AND memory_id = ? ORDER BY at, id",
@@ -521,7 +532,7 @@ class SQLiteStore:
     def iter_edges(self, namespace: str, *, page: int = 5000) -> Iterator[list[Relation]]:
         after: tuple[str, str, str] = ("", "", "")
         while True:
-            with self._lock:
+            with self._guard():
                 rows = self.conn.execute(
                     "SELECT namespace, source_id, target_id, type, score, created_at, source "
                     "FROM edges WHERE namespace = ? AND (source_id, target_id, type) > (?, ?, ?) "
@@ -533,12 +544,12 @@ class SQLiteStore:
             yield [_edge(r) for r in rows]
 
     def namespaces(self) -> list[str]:
-        with self._lock:
+        with self._guard():
             return [r[0] for r in self.conn.execute(
                 "SELECT DISTINCT namespace FROM memories ORDER BY namespace")]
 
     def counts(self, namespace: str) -> Counts:
-        with self._lock:
+        with self._guard():
             mem = self.conn.execute(
                 "SELECT tier, status, kind, count(*) FROM memories WHERE namespace = ? "
                 "GROUP BY tier, status, kind", (namespace,)).fetchall()
@@ -555,7 +566,7 @@ class SQLiteStore:
                  types: Collection[RelationType] | None = None) -> list[Relation]:
         adj = self._adj.get(namespace, {})
         out: dict[EdgeKey, Relation] = {}
-        with self._lock:
+        with self._guard():
             for id_ in ids:
                 for key, e in adj.get(id_, {}).items():
                     if types is None or e.type in types:
@@ -565,7 +576,7 @@ class SQLiteStore:
     def neighbourhood(self, namespace: str, seeds: Collection[str], depth: int, *,
                       types: Collection[RelationType] | None = None,
                       max_nodes: int = 1000) -> list[Relation]:
-        with self._lock:
+        with self._guard():
             return breadth_first(seeds, depth, max_nodes,
                                  lambda frontier: self.edges_of(namespace, frontier, types))
 
@@ -573,7 +584,7 @@ class SQLiteStore:
     def vector_topk(self, namespace: str, vector: np.ndarray, k: int, *,
                     field: VectorField = "content", tiers: Collection[Tier] | None = None,
                     statuses: Collection[Status] = (Status.ACTIVE,)) -> list[tuple[str, float]]:
-        with self._lock:
+        with self._guard():
             index = self._vectors.get(namespace)
             if index is None:
                 return []
@@ -582,7 +593,7 @@ class SQLiteStore:
     def vector_topk_many(self, namespace: str, vectors: np.ndarray, k: int, *,
                          statuses: Collection[Status] = (Status.ACTIVE,),
                          ) -> list[list[tuple[str, float]]]:
-        with self._lock:
+        with self._guard():
             index = self._vectors.get(namespace)
             if index is None:
                 return [[] for _ in range(len(vectors))]
@@ -605,7 +616,7 @@ class SQLiteStore:
         sql = ("SELECT m.id, f.score FROM (SELECT rowid, -bm25(memory_fts, 1.0, 0.5, 0.0) AS score "
                "FROM memory_fts WHERE memory_fts MATCH ? ORDER BY score DESC LIMIT ?) AS f "
                "JOIN memories m ON m.pk = f.rowid ORDER BY f.score DESC")
-        with self._lock:
+        with self._guard():
             try:
                 return [(r[0], float(r[1])) for r in self.conn.execute(
                     sql, (expr, k))]
@@ -614,13 +625,13 @@ class SQLiteStore:
 
     def keyword_stats(self, namespace: str, terms: Sequence[str]
                       ) -> tuple[TermStats, TermStats]:
-        with self._lock:
+        with self._guard():
             stats = self._kstats.get(namespace) or (FieldStats(), FieldStats())
             return stats[0].snapshot(terms), stats[1].snapshot(terms)
 
     # jobs -----------------------------------------------------------------------------------
     def save_run(self, run: dict[str, Any]) -> None:
-        with self._lock:
+        with self._guard():
             self._transaction(lambda conn: conn.execute(
                 "INSERT INTO consolidation_runs (id, namespace, status, created_at, data) "
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET status = excluded.status, "
@@ -629,24 +640,24 @@ class SQLiteStore:
                  json.dumps(run))))
 
     def get_run(self, run_id: str) -> dict[str, Any] | None:
-        with self._lock:
+        with self._guard():
             row = self.conn.execute("SELECT data FROM consolidation_runs WHERE id = ?",
                                     (run_id,)).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
     def list_runs(self) -> list[dict[str, Any]]:
-        with self._lock:
+        with self._guard():
             rows = self.conn.execute("SELECT data FROM consolidation_runs ORDER BY created_at "
                                      "DESC, id").fetchall()
         return [json.loads(r[0]) for r in rows]
 
     def run_counts(self) -> dict[str, int]:
-        with self._lock:
+        with self._guard():
             return dict(self.conn.execute(
                 "SELECT status, count(*) FROM consolidation_runs GROUP BY status").fetchall())
 
     def acquire_lease(self, name: str, owner: str, until: datetime, now: datetime) -> bool:
-        with self._lock:
+        with self._guard():
             self._transaction(lambda conn: conn.execute(
                 "INSERT INTO leases (name, owner, expires_at) VALUES (?, ?, ?) "
                 "ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, "
@@ -658,12 +669,12 @@ class SQLiteStore:
         return bool(row and row[0] == owner)
 
     def lease_holder(self, name: str) -> tuple[str, datetime] | None:
-        with self._lock:
+        with self._guard():
             row = self.conn.execute("SELECT owner, expires_at FROM leases WHERE name = ?",
                                     (name,)).fetchone()
         return None if row is None else (str(row[0]), datetime.fromtimestamp(row[1], UTC))
 
     def release_lease(self, name: str, owner: str) -> None:
-        with self._lock:
+        with self._guard():
             self._transaction(lambda conn: conn.execute(
                 "DELETE FROM leases WHERE name = ? AND owner = ?", (name, owner)))
