@@ -1,0 +1,99 @@
+"""The layers point one way: faces (api, cli, mcp, client) -> facade -> core -> store port ->
+adapters. Read from the source with ``ast``, so a wrong import fails here before review."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+#: installed package name -> folder in the checkout (pyproject's package-dir)
+FOLDERS = {"graphmem.api": "api", "graphmem.consolidation": "consolidation",
+           "graphmem.cypher": "cypher", "graphmem": "graphmem"}
+FACES = ("graphmem.api", "graphmem.cli", "graphmem.mcp_server", "graphmem.client",
+         "graphmem.demo", "graphmem.bench")
+DRIVERS = ("sqlite3", "neo4j", "falkordb", "redis")
+#: known debt, each with its issue: the API keys keep their own SQLite file (#13 point 3)
+DRIVER_EXCEPTIONS = {"graphmem.api.keys"}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for pkg, folder in FOLDERS.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            rel = path.relative_to(ROOT / folder).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            name = ".".join([pkg, *parts])
+            out.setdefault(name, path)
+    return out
+
+
+def _imports(path: Path, name: str) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against the module's package
+                base = name.rsplit(".", node.level)[0]
+                mod = f"{base}.{node.module}" if node.module else base
+            else:
+                mod = node.module or ""
+            out.add(mod)
+            out.update(f"{mod}.{a.name}" for a in node.names)
+    return {i.replace("api.", "graphmem.api.", 1) if i.startswith("api.") else i for i in out}
+
+
+MODULES = _modules()
+
+
+def _under(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def test_the_layout_is_found() -> None:
+    assert {"graphmem.memory", "graphmem.core", "graphmem.store.sqlite", "graphmem.api.app",
+            "graphmem.consolidation.runner"} <= set(MODULES)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if not _under(n, FACES)))
+def test_the_core_never_imports_a_face(name: str) -> None:
+    bad = {i for i in _imports(MODULES[name], name) if _under(i, FACES)}
+    assert not bad, f"{name} imports faces {bad}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES
+                                        if _under(n, ("graphmem.consolidation",))))
+def test_consolidation_never_imports_the_facade(name: str) -> None:
+    bad = {i for i in _imports(MODULES[name], name) if _under(i, ("graphmem.memory",))}
+    assert not bad, f"{name} imports the facade: {bad}"
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_only_the_store_touches_a_database(name: str) -> None:
+    if _under(name, ("graphmem.store",)) or name in DRIVER_EXCEPTIONS:
+        return
+    bad = {i for i in _imports(MODULES[name], name) if _under(i, DRIVERS)}
+    assert not bad, f"{name} imports database drivers {bad}"
+
+
+def test_each_engine_driver_lives_in_its_own_connection_module() -> None:
+    for driver, home in (("neo4j", "graphmem.store.neo4j_conn"),
+                         ("falkordb", "graphmem.store.falkordb_conn")):
+        users = {n for n in MODULES if _under(n, ("graphmem.store",))
+                 and any(_under(i, (driver,)) for i in _imports(MODULES[n], n))}
+        assert users <= {home, "graphmem.store.falkordb_server"}, (driver, users)
+
+
+def test_faces_reach_the_store_only_through_the_facade() -> None:
+    """api/ and the MCP server call GraphMemory, never ``.backend`` or an adapter."""
+    for name in MODULES:
+        if not _under(name, ("graphmem.api", "graphmem.mcp_server")):
+            continue
+        source = MODULES[name].read_text(encoding="utf-8")
+        assert ".backend" not in source and "._store" not in source, name
+        assert not {i for i in _imports(MODULES[name], name)
+                    if _under(i, ("graphmem.store.sqlite", "graphmem.store.cypher"))}, name
