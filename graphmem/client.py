@@ -1,29 +1,39 @@
 """``GraphMemClient`` / ``AsyncGraphMemClient``: the REST API from Python (httpx), mirroring
-the facade. Errors come back as the same ``graphmem.errors`` types, by their codes."""
+the facade: the same models come back (``Memory``, ``RetrievalResult``, ``Relation``,
+``IndexEntry``) and the same ``graphmem.errors`` types are raised, by their codes. A server
+that cannot be reached is an ``UnavailableError``; reads that are safe to repeat are retried.
+
+Example:
+    >>> from graphmem.client import GraphMemClient
+    >>> client = GraphMemClient("http://127.0.0.1:8765", "gm_...")  # doctest: +SKIP
+    >>> hits = client.retrieve("why did the deploy fail?", namespace="ops")  # doctest: +SKIP
+    >>> hits[0].memory.content  # doctest: +SKIP
+"""
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 
-from graphmem import errors
+from graphmem import errors, wire
+from graphmem.models import IndexEntry, Memory, Relation, RetrievalResult
 
 _BY_STATUS: dict[int, type[errors.GraphMemError]] = {
-    404: errors.NotFoundError, 409: errors.ConflictError, 422: errors.ValidationError,
-    503: errors.StoreError}
+    401: errors.AuthError, 403: errors.ForbiddenError, 404: errors.NotFoundError,
+    409: errors.ConflictError, 422: errors.ValidationError, 503: errors.StoreError}
 _BY_CODE = {cls.code: cls for cls in (
     errors.InvalidContentError, errors.InvalidImportanceError, errors.InvalidNamespaceError,
     errors.InvalidRelationError, errors.LimitExceededError, errors.NotFoundError,
-    errors.ConflictError, errors.StoreError, errors.EmbeddingError)}
-
-
-class ApiAuthError(errors.GraphMemError):
-    """401 (no or bad key) or 403 (namespace or role not allowed)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
+    errors.ConflictError, errors.StoreError, errors.StoreLockedError, errors.EmbeddingError)}
+#: kept for callers of 0.x: the auth errors are ``errors.AuthError`` / ``ForbiddenError``
+ApiAuthError = errors.AuthError
+#: calls safe to repeat after a failure: they change nothing (search/index records no access)
+_SAFE = {("GET", None), ("POST", "/v1/search/index")}
+_RETRY_STATUS = {502, 503, 504}
 
 
 def _raise(response: httpx.Response) -> Any:
@@ -35,13 +45,27 @@ def _raise(response: httpx.Response) -> Any:
     except Exception:
         code, message = "http_error", response.text
     if response.status_code in (401, 403):
-        raise ApiAuthError(response.status_code, message)
+        cls401 = errors.ForbiddenError if response.status_code == 403 else errors.AuthError
+        raise cls401(message, response.status_code)
     cls = _BY_CODE.get(code) or _BY_STATUS.get(response.status_code, errors.GraphMemError)
     raise cls(message)
 
 
+def _safe(method: str, path: str) -> bool:
+    return (method, None) in _SAFE or (method, path) in _SAFE
+
+
+def _unavailable(base: str, exc: Exception) -> errors.UnavailableError:
+    return errors.UnavailableError(f"graphmem at {base} could not be reached: "
+                                   f"{type(exc).__name__}: {exc}")
+
+
 def _requests(namespace: str) -> dict[str, Any]:
     return {"namespace": namespace}
+
+
+def _many(parse: Callable[[Any], Any], rows: Any) -> list[Any]:
+    return [parse(r) for r in rows]
 
 
 class _Calls:
@@ -112,17 +136,33 @@ class _Calls:
 
 
 class GraphMemClient:
-    """Synchronous client. ``GraphMemClient(url, api_key)``; methods return JSON dicts."""
+    """Synchronous client: ``GraphMemClient(url, api_key)``. ``retries``: how often a call
+    that changes nothing is repeated after a connection failure or a 502/503/504 (waiting
+    ``backoff`` seconds, doubling); a write is never repeated."""
 
     def __init__(self, base_url: str, api_key: str | None = None, *,
-                 timeout: float = 30.0, transport: httpx.BaseTransport | None = None) -> None:
+                 timeout: float = 30.0, retries: int = 2, backoff: float = 0.2,
+                 transport: httpx.BaseTransport | None = None) -> None:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.Client(base_url=base_url, headers=headers, timeout=timeout,
                                   transport=transport)
+        self.retries, self.backoff = retries, backoff
 
     def _do(self, call: tuple[str, str, Any, Any]) -> Any:
         method, path, params, body = call
-        return _raise(self._http.request(method, path, params=params, json=body))
+        tries = 1 + (self.retries if _safe(method, path) else 0)
+        for attempt in range(tries):
+            last = attempt == tries - 1
+            try:
+                response = self._http.request(method, path, params=params, json=body)
+            except httpx.TransportError as exc:
+                if last:
+                    raise _unavailable(str(self._http.base_url), exc) from exc
+            else:
+                if last or response.status_code not in _RETRY_STATUS:
+                    return _raise(response)
+            time.sleep(self.backoff * 2 ** attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
         self._http.close()
@@ -133,73 +173,90 @@ class GraphMemClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def store(self, content: str, *, namespace: str, **fields: Any) -> Any:
-        return self._do(_Calls.store(namespace, content, **fields))
+    def store(self, content: str, *, namespace: str, **fields: Any) -> Memory:
+        return wire.memory(self._do(_Calls.store(namespace, content, **fields)))
 
-    def store_many(self, items: list[dict[str, Any]], *, namespace: str) -> Any:
-        return self._do(_Calls.store_many(namespace, items))
+    def store_many(self, items: list[dict[str, Any]], *, namespace: str) -> list[Memory]:
+        return _many(wire.memory, self._do(_Calls.store_many(namespace, items)))
 
-    def get(self, id: str, *, namespace: str) -> Any:
-        return self._do(_Calls.get(namespace, id))
+    def get(self, id: str, *, namespace: str) -> Memory:
+        return wire.memory(self._do(_Calls.get(namespace, id)))
 
-    def update(self, id: str, *, namespace: str, **fields: Any) -> Any:
-        return self._do(_Calls.update(namespace, id, **fields))
+    def update(self, id: str, *, namespace: str, **fields: Any) -> Memory:
+        return wire.memory(self._do(_Calls.update(namespace, id, **fields)))
 
     def delete(self, id: str, *, namespace: str) -> None:
         self._do(_Calls.delete(namespace, id))
 
-    def pin(self, id: str, *, namespace: str) -> Any:
-        return self._do(_Calls.action(namespace, id, "pin"))
+    def pin(self, id: str, *, namespace: str) -> Memory:
+        return wire.memory(self._do(_Calls.action(namespace, id, "pin")))
 
-    def unpin(self, id: str, *, namespace: str) -> Any:
-        return self._do(_Calls.action(namespace, id, "unpin"))
+    def unpin(self, id: str, *, namespace: str) -> Memory:
+        return wire.memory(self._do(_Calls.action(namespace, id, "unpin")))
 
-    def restore(self, id: str, *, namespace: str) -> Any:
-        return self._do(_Calls.action(namespace, id, "restore"))
+    def restore(self, id: str, *, namespace: str) -> Memory:
+        return wire.memory(self._do(_Calls.action(namespace, id, "restore")))
 
-    def feedback(self, id: str, *, namespace: str, **body: Any) -> Any:
-        return self._do(_Calls.action(namespace, id, "feedback", body))
+    def feedback(self, id: str, *, namespace: str, **body: Any) -> Memory:
+        return wire.memory(self._do(_Calls.action(namespace, id, "feedback", body)))
 
     def relate(self, source_id: str, target_id: str, type: str, *, namespace: str,
-               score: float | None = None) -> Any:
-        return self._do(_Calls.relate(namespace, source_id, target_id, type, score))
+               score: float | None = None) -> Relation:
+        return wire.relation(self._do(_Calls.relate(namespace, source_id, target_id, type,
+                                                    score)))
 
     def unrelate(self, source_id: str, target_id: str, type: str, *, namespace: str) -> None:
         self._do(_Calls.unrelate(namespace, source_id, target_id, type))
 
-    def relations(self, id: str, *, namespace: str) -> Any:
-        return self._do(_Calls.relations(namespace, id))
+    def relations(self, id: str, *, namespace: str) -> list[Relation]:
+        return _many(wire.relation, self._do(_Calls.relations(namespace, id)))
 
-    def retrieve(self, query: str, *, namespace: str, **options: Any) -> Any:
-        return self._do(_Calls.search(namespace, query, **options))
+    def retrieve(self, query: str, *, namespace: str, **options: Any
+                 ) -> list[RetrievalResult]:
+        return _many(wire.result, self._do(_Calls.search(namespace, query, **options)))
 
-    def search_index(self, query: str, *, namespace: str, **options: Any) -> Any:
-        return self._do(_Calls.search(namespace, query, "/v1/search/index", **options))
+    def search_index(self, query: str, *, namespace: str, **options: Any) -> list[IndexEntry]:
+        return _many(wire.index_entry, self._do(_Calls.search(namespace, query,
+                                                              "/v1/search/index", **options)))
 
     def timeline(self, anchor_id: str, *, namespace: str, before: int = 3,
-                 after: int = 3) -> Any:
-        return self._do(_Calls.timeline(namespace, anchor_id, before, after))
+                 after: int = 3) -> list[Memory]:
+        return _many(wire.memory, self._do(_Calls.timeline(namespace, anchor_id, before,
+                                                           after)))
 
-    def entries(self, ids: list[str], *, namespace: str) -> Any:
-        return self._do(_Calls.entries(namespace, ids))
+    def entries(self, ids: list[str], *, namespace: str) -> list[Memory]:
+        return _many(wire.memory, self._do(_Calls.entries(namespace, ids)))
 
-    def stats(self, *, namespace: str) -> Any:
-        return self._do(_Calls.stats(namespace))
+    def stats(self, *, namespace: str) -> dict[str, Any]:
+        return dict(self._do(_Calls.stats(namespace)))
 
 
 class AsyncGraphMemClient:
     """The same calls, async (``await client.retrieve(...)``)."""
 
     def __init__(self, base_url: str, api_key: str | None = None, *,
-                 timeout: float = 30.0,
+                 timeout: float = 30.0, retries: int = 2, backoff: float = 0.2,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.AsyncClient(base_url=base_url, headers=headers, timeout=timeout,
                                        transport=transport)
+        self.retries, self.backoff = retries, backoff
 
     async def _do(self, call: tuple[str, str, Any, Any]) -> Any:
         method, path, params, body = call
-        return _raise(await self._http.request(method, path, params=params, json=body))
+        tries = 1 + (self.retries if _safe(method, path) else 0)
+        for attempt in range(tries):
+            last = attempt == tries - 1
+            try:
+                response = await self._http.request(method, path, params=params, json=body)
+            except httpx.TransportError as exc:
+                if last:
+                    raise _unavailable(str(self._http.base_url), exc) from exc
+            else:
+                if last or response.status_code not in _RETRY_STATUS:
+                    return _raise(response)
+            await asyncio.sleep(self.backoff * 2 ** attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -210,30 +267,35 @@ class AsyncGraphMemClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def store(self, content: str, *, namespace: str, **fields: Any) -> Any:
-        return await self._do(_Calls.store(namespace, content, **fields))
+    async def store(self, content: str, *, namespace: str, **fields: Any) -> Memory:
+        return wire.memory(await self._do(_Calls.store(namespace, content, **fields)))
 
-    async def store_many(self, items: list[dict[str, Any]], *, namespace: str) -> Any:
-        return await self._do(_Calls.store_many(namespace, items))
+    async def store_many(self, items: list[dict[str, Any]], *, namespace: str
+                         ) -> list[Memory]:
+        return _many(wire.memory, await self._do(_Calls.store_many(namespace, items)))
 
-    async def get(self, id: str, *, namespace: str) -> Any:
-        return await self._do(_Calls.get(namespace, id))
+    async def get(self, id: str, *, namespace: str) -> Memory:
+        return wire.memory(await self._do(_Calls.get(namespace, id)))
 
-    async def retrieve(self, query: str, *, namespace: str, **options: Any) -> Any:
-        return await self._do(_Calls.search(namespace, query, **options))
+    async def retrieve(self, query: str, *, namespace: str, **options: Any
+                       ) -> list[RetrievalResult]:
+        return _many(wire.result, await self._do(_Calls.search(namespace, query, **options)))
 
-    async def search_index(self, query: str, *, namespace: str, **options: Any) -> Any:
-        return await self._do(_Calls.search(namespace, query, "/v1/search/index", **options))
+    async def search_index(self, query: str, *, namespace: str, **options: Any
+                           ) -> list[IndexEntry]:
+        return _many(wire.index_entry, await self._do(
+            _Calls.search(namespace, query, "/v1/search/index", **options)))
 
-    async def entries(self, ids: list[str], *, namespace: str) -> Any:
-        return await self._do(_Calls.entries(namespace, ids))
+    async def entries(self, ids: list[str], *, namespace: str) -> list[Memory]:
+        return _many(wire.memory, await self._do(_Calls.entries(namespace, ids)))
 
-    async def feedback(self, id: str, *, namespace: str, **body: Any) -> Any:
-        return await self._do(_Calls.action(namespace, id, "feedback", body))
+    async def feedback(self, id: str, *, namespace: str, **body: Any) -> Memory:
+        return wire.memory(await self._do(_Calls.action(namespace, id, "feedback", body)))
 
     async def relate(self, source_id: str, target_id: str, type: str, *, namespace: str,
-                     score: float | None = None) -> Any:
-        return await self._do(_Calls.relate(namespace, source_id, target_id, type, score))
+                     score: float | None = None) -> Relation:
+        return wire.relation(await self._do(_Calls.relate(namespace, source_id, target_id,
+                                                          type, score)))
 
-    async def stats(self, *, namespace: str) -> Any:
-        return await self._do(_Calls.stats(namespace))
+    async def stats(self, *, namespace: str) -> dict[str, Any]:
+        return dict(await self._do(_Calls.stats(namespace)))

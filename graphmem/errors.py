@@ -22,6 +22,9 @@ HTTP status in a single handler (``http_status`` below is that mapping's source 
     │   ├── MissingStoreError          503  no store where one was expected (none created)
     │   └── SchemaVersionError         503  data written by a newer graphmem / failed migration
     ├── EmbeddingError                 503  the embedding model could not be loaded or run
+    ├── AuthError                      401  no API key, or one that is unknown or revoked
+    │   └── ForbiddenError             403  the key may not use this namespace / needs a role
+    ├── UnavailableError               503  (client) the service could not be reached
     └── ConfigError                    500  an invalid configuration
 """
 
@@ -97,6 +100,32 @@ class SchemaVersionError(StoreError):
 
 class EmbeddingError(GraphMemError):
     code = "embedding_error"
+    http_status = 503
+
+
+class AuthError(GraphMemError):
+    """No API key, or one that is unknown or revoked (``.status`` 401 or 403)."""
+
+    code = "unauthorized"
+    http_status = 401
+
+    def __init__(self, message: str = "", status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status or self.http_status
+
+
+class ForbiddenError(AuthError):
+    """The key may not use this namespace, or its role is too low."""
+
+    code = "forbidden"
+    http_status = 403
+
+
+class UnavailableError(GraphMemError):
+    """The client could not reach the service (connection refused, timed out, 503 after
+    retries); nothing is known to have happened."""
+
+    code = "unavailable"
     http_status = 503
 
 

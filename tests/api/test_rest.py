@@ -23,12 +23,15 @@ from graphmem.api.settings import Settings
 from graphmem import GraphMemory
 from graphmem.client import ApiAuthError, AsyncGraphMemClient, GraphMemClient
 from graphmem.errors import (
+    AuthError,
+    ForbiddenError,
     GraphMemError,
     InvalidContentError,
     InvalidImportanceError,
     NotFoundError,
     ValidationError,
 )
+from graphmem.models import IndexEntry, Memory, RelationType, Tier
 from tests.conftest import Clock, FakeEmbedder
 
 
@@ -124,7 +127,7 @@ def test_auth_cases(server: Server) -> None:
         revoked.stats(namespace="alpha")
     assert e.value.status == 401
     beta = server.client(["beta"])
-    for call in (lambda: beta.get(m["id"], namespace="alpha"),
+    for call in (lambda: beta.get(m.id, namespace="alpha"),
                  lambda: beta.store("y", namespace="alpha")):
         with pytest.raises(ApiAuthError) as e:
             call()
@@ -133,14 +136,15 @@ def test_auth_cases(server: Server) -> None:
     with pytest.raises(NotFoundError) as missing:
         beta.get("no-such-id", namespace="beta")
     with pytest.raises(NotFoundError) as foreign:
-        beta.get(m["id"], namespace="beta")
+        beta.get(m.id, namespace="beta")
     assert str(missing.value).replace("no-such-id", "X") == str(foreign.value).replace(
-        m["id"], "X")
+        m.id, "X")
     reader = server.client(["alpha"], role="reader")
-    assert reader.get(m["id"], namespace="alpha")["content"] == "alpha's secret plan"
+    assert reader.get(m.id, namespace="alpha").content == "alpha's secret plan"
     with pytest.raises(ApiAuthError) as e:
         reader.store("nope", namespace="alpha")
     assert e.value.status == 403 and "writer role" in str(e.value)
+    assert isinstance(e.value, ForbiddenError) and isinstance(e.value, AuthError)
 
 
 def test_memories_relations_and_retrieval(server: Server) -> None:
@@ -148,38 +152,42 @@ def test_memories_relations_and_retrieval(server: Server) -> None:
     a = c.store("deploy failed migration locked users table", namespace="ops",
                 importance=0.7, source="ops-agent")
     b = c.store("split work into small batches", namespace="ops",
-                relations=[{"type": "CAUSES", "target_id": a["id"], "direction": "in"}])
-    assert a["tier"] == "medium" and b["namespace"] == "ops"
+                relations=[{"type": "CAUSES", "target_id": a.id, "direction": "in"}])
+    assert isinstance(a, Memory) and a.tier is Tier.MEDIUM and b.namespace == "ops"
     batch = c.store_many([{"content": f"turn {i} deploy chat", "session_id": "s"}
                           for i in range(3)], namespace="ops")
     assert len(batch) == 3
-    rels = c.relations(a["id"], namespace="ops")
-    assert [(r["source_id"], r["type"]) for r in rels] == [(a["id"], "CAUSES")]
+    rels = c.relations(a.id, namespace="ops")
+    assert [(r.source_id, r.type) for r in rels] == [(a.id, RelationType.CAUSES)]
     hits = c.retrieve("why did the deploy fail", namespace="ops", limit=5)
-    assert hits[0]["memory"]["id"] == a["id"] and "semantic" in hits[0]["terms"]
-    fix = next(h for h in hits if h["memory"]["id"] == b["id"])
-    assert "CAUSES" in fix["path"]["text"]
+    assert hits[0].memory.id == a.id and "semantic" in hits[0].terms
+    fix = next(h for h in hits if h.memory.id == b.id)
+    assert "CAUSES" in str(fix.path) and fix.path.steps[0].type is RelationType.CAUSES
     bare = c.retrieve("why did the deploy fail", namespace="ops", explain=False)
-    assert bare[0]["terms"] is None
+    assert bare[0].terms == {} and bare[0].path.nodes == ()
     index = c.search_index("deploy chat", namespace="ops", limit=3)
-    assert {"id", "preview", "tier", "score", "token_estimate"} <= set(index[0])
-    window = c.timeline(batch[1]["id"], namespace="ops", before=1, after=1)
-    assert [w["id"] for w in window] == [x["id"] for x in batch]
-    full = c.entries([b["id"], a["id"]], namespace="ops")
-    assert [x["id"] for x in full] == [b["id"], a["id"]]
-    updated = c.update(a["id"], namespace="ops", importance=0.9, metadata={"ticket": 7})
-    assert updated["base_importance"] == 0.9 and updated["metadata"] == {"ticket": 7}
-    assert c.pin(a["id"], namespace="ops")["pinned"] is True
-    assert c.unpin(a["id"], namespace="ops")["pinned"] is False
-    fb = c.feedback(b["id"], namespace="ops", useful=True, outcome="success")
-    assert fb["success_count"] == 1
-    c.relate(a["id"], batch[0]["id"], "REFERENCES", namespace="ops")
-    c.unrelate(a["id"], batch[0]["id"], "REFERENCES", namespace="ops")
+    assert isinstance(index[0], IndexEntry) and index[0].token_estimate > 0
+    window = c.timeline(batch[1].id, namespace="ops", before=1, after=1)
+    assert [w.id for w in window] == [x.id for x in batch]
+    full = c.entries([b.id, a.id], namespace="ops")
+    assert [x.id for x in full] == [b.id, a.id]
+    assert full[1].access_count == 3  # two retrievals and this full read
+    updated = c.update(a.id, namespace="ops", importance=0.9, metadata={"ticket": 7})
+    assert updated.base_importance == 0.9 and updated.metadata == {"ticket": 7}
+    assert updated.created_at == a.created_at and updated.updated_at >= a.updated_at
+    assert c.pin(a.id, namespace="ops").pinned is True
+    assert c.unpin(a.id, namespace="ops").pinned is False
+    fb = c.feedback(b.id, namespace="ops", useful=True, outcome="success")
+    assert fb.success_count == 1
+    rel = c.relate(a.id, batch[0].id, "REFERENCES", namespace="ops")
+    assert (rel.source_id, rel.target_id, rel.type) == (a.id, batch[0].id,
+                                                        RelationType.REFERENCES)
+    c.unrelate(a.id, batch[0].id, "REFERENCES", namespace="ops")
     stats = c.stats(namespace="ops")
     assert stats["memories"] == 5 and stats["edges"]["CAUSES"] == 1
-    c.delete(b["id"], namespace="ops")
+    c.delete(b.id, namespace="ops")
     with pytest.raises(NotFoundError):
-        c.get(b["id"], namespace="ops")
+        c.get(b.id, namespace="ops")
 
 
 @pytest.mark.parametrize(("body", "error"), [
@@ -227,7 +235,7 @@ def test_concurrent_writers_lose_nothing(server: Server) -> None:
     n = 40 if server.mem.backend.__class__.__name__ == "CypherStore" else 200
 
     def write(i: int) -> list[str]:
-        return [clients[i].store(f"writer {i} note {j}", namespace="busy")["id"]
+        return [clients[i].store(f"writer {i} note {j}", namespace="busy").id
                 for j in range(n)]
 
     with ThreadPoolExecutor(8) as pool:
@@ -399,11 +407,11 @@ def test_graphmem_serve_neo4j_serves_from_neo4j(tmp_path: Path, neo4j_uri: str) 
                          namespace="served", importance=0.8)
         c.store("lunch was pasta", namespace="served")
         hits = c.retrieve("where do backups run?", namespace="served")
-        assert hits[0]["memory"]["id"] == stored["id"]
+        assert hits[0].memory.id == stored.id
         with neo4j.GraphDatabase.driver(neo4j_uri, auth=("neo4j", "")) as driver:
             rows, _, _ = driver.execute_query(
                 "MATCH (m:Memory {namespace: 'served'}) RETURN m.id AS id, m.content AS c")
-        assert {r["id"] for r in rows} >= {stored["id"]} and len(rows) == 2
+        assert {r["id"] for r in rows} >= {stored.id} and len(rows) == 2
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)

@@ -1,0 +1,77 @@
+"""The models back from their JSON (``to_dict``) form: what the REST client returns, so a
+caller gets the same ``Memory`` / ``RetrievalResult`` / ``Relation`` / ``IndexEntry`` from
+``GraphMemClient`` as from ``GraphMemory``."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from graphmem.models import (
+    EdgeSource,
+    IndexEntry,
+    Kind,
+    Memory,
+    PathStep,
+    Relation,
+    RelationType,
+    RetrievalResult,
+    Status,
+    Tier,
+    WalkPath,
+)
+
+_TIMES = {f.name for f in dataclasses.fields(Memory) if f.type in ("datetime",
+                                                                   "datetime | None")}
+_ENUMS: dict[str, Any] = {"kind": Kind, "tier": Tier, "status": Status}
+_KNOWN = {f.name for f in dataclasses.fields(Memory)}
+
+
+def _time(value: Any) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(str(value))
+
+
+def memory(d: Mapping[str, Any]) -> Memory:
+    """A ``Memory`` from ``Memory.to_dict()`` output (fields it does not know are ignored:
+    a newer server may send more)."""
+    values: dict[str, Any] = {}
+    for name, value in d.items():
+        if name not in _KNOWN or name in ("embedding", "context_embedding"):
+            continue
+        if name in _TIMES:
+            value = _time(value)
+        elif name in _ENUMS:
+            value = _ENUMS[name](value)
+        elif name == "metadata":
+            value = dict(value or {})
+        values[name] = value
+    return Memory(**values)
+
+
+def relation(d: Mapping[str, Any]) -> Relation:
+    return Relation(d["source_id"], d["target_id"], RelationType(d["type"]), d["namespace"],
+                    d.get("score"), _time(d["created_at"]) or datetime.min,
+                    EdgeSource(d.get("source", "explicit")))
+
+
+def path(d: Mapping[str, Any] | None) -> WalkPath:
+    if not d:
+        return WalkPath(())
+    return WalkPath(tuple(d["nodes"]), tuple(PathStep(RelationType(s["type"]), s["outgoing"])
+                                             for s in d.get("steps", ())))
+
+
+def result(d: Mapping[str, Any]) -> RetrievalResult:
+    """A ranked result; ``terms`` and ``path`` are empty when the search asked for no
+    explanation (``explain=False``)."""
+    return RetrievalResult(memory(d["memory"]), float(d["score"]), dict(d.get("terms") or {}),
+                           path(d.get("path")), bool(d.get("disputed", False)),
+                           tuple(d.get("disputed_by") or ()))
+
+
+def index_entry(d: Mapping[str, Any]) -> IndexEntry:
+    return IndexEntry(d["id"], d["preview"], Tier(d["tier"]), float(d["score"]),
+                      int(d["token_estimate"]), _time(d["created_at"]) or datetime.min,
+                      d.get("session_id"), bool(d.get("disputed", False)))
