@@ -8,7 +8,6 @@ atomic on FalkorDB (which has no multi-statement transactions) as on Neo4j.
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import json
 import logging
@@ -22,16 +21,14 @@ import numpy as np
 from graphmem import cypher
 from graphmem.bm25 import TermStats
 from graphmem.models import (
-    EdgeSource,
-    Kind,
     Memory,
     Relation,
     RelationType,
     Status,
     Tier,
     Transition,
-    TransitionKind,
 )
+from graphmem.store import codec
 from graphmem.store.base import Counts, EdgeKey, VectorField, WriteBatch, breadth_first
 
 log = logging.getLogger(__name__)
@@ -80,20 +77,7 @@ class Connection(Protocol):
     def ensure_schema(self, statements: list[cypher.Statement]) -> None: ...
 
 
-def _ts(value: datetime | None) -> float | None:
-    return None if value is None else value.timestamp()
-
-
-def _dt(value: Any) -> datetime | None:
-    return None if value is None else datetime.fromtimestamp(float(value), UTC)
-
-
-def _vector(value: Any) -> np.ndarray | None:
-    return None if value is None else np.asarray(value, dtype=np.float32)
-
-
-def _floats(vector: np.ndarray | None) -> list[float] | None:
-    return None if vector is None else [float(x) for x in vector]
+_ts, _dt, _vector, _floats = codec.ts, codec.dt, codec.vector, codec.floats
 
 
 def _hash(vector: np.ndarray | None) -> str | None:
@@ -104,64 +88,18 @@ def _hash(vector: np.ndarray | None) -> str | None:
 
 
 def _props(m: Memory) -> dict[str, Any]:
+    """The node's properties: the flat record (``codec``) and the keyword statistics BM25
+    reads (distinct terms and the field lengths)."""
     kw, ctx = m.keywords.split(), m.context_keywords.split()
-    return {
-        "content": m.content, "kind": m.kind.value, "tier": m.tier.value,
-        "base_importance": m.base_importance, "importance": m.importance, "pinned": m.pinned,
-        "created_at": _ts(m.created_at), "updated_at": _ts(m.updated_at),
-        "last_accessed_at": _ts(m.last_accessed_at), "access_count": m.access_count,
-        "surprise_score": m.surprise_score, "success_count": m.success_count,
-        "failure_count": m.failure_count, "last_promoted_at": _ts(m.last_promoted_at),
-        "source": m.source, "topic": m.topic, "session_id": m.session_id,
-        "metadata": json.dumps(m.metadata, sort_keys=True), "status": m.status.value,
-        "content_hash": m.content_hash, "keywords": m.keywords,
-        "context_keywords": m.context_keywords, "window_start": _ts(m.window_start),
-        "window_count": m.window_count, "last_predicted": m.last_predicted,
-        "stored_at": _ts(m.stored_at), "reinforced_at": _ts(m.reinforced_at),
-        "kw_terms": sorted(set(kw)),
-        "kw_len": len(kw), "ctx_terms": sorted(set(ctx)), "ctx_len": len(ctx),
-    }
+    props = codec.flatten(m)
+    del props["id"], props["namespace"]  # the node's key, matched apart
+    return props | {"kw_terms": sorted(set(kw)), "kw_len": len(kw),
+                    "ctx_terms": sorted(set(ctx)), "ctx_len": len(ctx)}
 
 
 def _memory(row: dict[str, Any]) -> Memory:
-    return Memory(
-        id=row["id"], namespace=row["namespace"], content=row["content"],
-        kind=Kind(row["kind"]), tier=Tier(row["tier"]),
-        base_importance=float(row["base_importance"]), importance=float(row["importance"]),
-        pinned=bool(row["pinned"]), created_at=_dt(row["created_at"]),  # type: ignore[arg-type]
-        updated_at=_dt(row["updated_at"]),  # type: ignore[arg-type]
-        last_accessed_at=_dt(row["last_accessed_at"]),  # type: ignore[arg-type]
-        access_count=int(row["access_count"]), surprise_score=float(row["surprise_score"]),
-        success_count=int(row["success_count"]), failure_count=int(row["failure_count"]),
-        last_promoted_at=_dt(row["last_promoted_at"]), source=row["source"],
-        topic=row["topic"], session_id=row["session_id"],
-        metadata=json.loads(row["metadata"] or "{}"), status=Status(row["status"]),
-        content_hash=row["content_hash"], keywords=row["keywords"] or "",
-        context_keywords=row["context_keywords"] or "",
-        embedding=_vector(row.get("embedding")),
-        context_embedding=_vector(row.get("context_embedding")),
-        window_start=_dt(row.get("window_start")), window_count=int(row.get("window_count") or 0),
-        last_predicted=row.get("last_predicted"),
-        # graphs written before these clocks existed: they started at the last access
-        stored_at=_dt(row.get("stored_at") or row["last_accessed_at"]),  # type: ignore[arg-type]
-        reinforced_at=_dt(row.get("reinforced_at")  # type: ignore[arg-type]
-                          or row["last_accessed_at"]),
-    )
-
-
-def _param(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.timestamp()
-    if isinstance(value, enum.Enum):
-        return value.value
-    return value
-
-
-def _edge(namespace: str, row: dict[str, Any]) -> Relation:
-    return Relation(row["source_id"], row["target_id"], RelationType(row["type"]), namespace,
-                    None if row["score"] is None else float(row["score"]),
-                    _dt(row["created_at"]),  # type: ignore[arg-type]
-                    EdgeSource(row["source"] or "explicit"))
+    return codec.unflatten(row, embedding=_vector(row.get("embedding")),
+                           context_embedding=_vector(row.get("context_embedding")))
 
 
 class CypherStore:
@@ -211,15 +149,11 @@ class CypherStore:
                           "ctx_hash": _hash(m.context_embedding)}
                          for i, m in enumerate(batch.memories)],
         }
-        params["patches"] = [{"id": i, "props": {k: _param(v) for k, v in f.items()}}
+        params["patches"] = [{"id": i, "props": {k: codec.scalar(v) for k, v in f.items()}}
                              for i, f in batch.patches]
         written = time.time_ns()  # ties in ``at`` keep the order they were recorded in
-        params["transitions"] = [
-            {"memory_id": t.memory_id, "kind": t.kind.value, "from_tier": t.from_tier.value,
-             "to_tier": t.to_tier.value, "from_status": t.from_status.value,
-             "to_status": t.to_status.value, "reason": t.reason, "at": t.at.timestamp(),
-             "seq": written + n}
-            for n, t in enumerate(batch.transitions)]
+        params["transitions"] = [codec.transition_props(t) | {"seq": written + n}
+                                 for n, t in enumerate(batch.transitions)]
         for rtype in RelationType:
             params[rtype.value.lower()] = [
                 {"source_id": e.source_id, "target_id": e.target_id, "score": e.score,
@@ -301,9 +235,7 @@ class CypherStore:
 
     def transitions_of(self, namespace: str, memory_id: str) -> list[Transition]:
         rows = self._run("memory/transitions_of", namespace=namespace, memory_id=memory_id)
-        return [Transition(r["memory_id"], TransitionKind(r["kind"]), Tier(r["from_tier"]),
-                           Tier(r["to_tier"]), r["reason"], _dt(r["at"]),  # type: ignore[arg-type]
-                           Status(r["from_status"]), Status(r["to_status"])) for r in rows]
+        return [codec.transition(r) for r in rows]
 
     def iter_edges(self, namespace: str, *, page: int = 5000) -> Iterator[list[Relation]]:
         skip = 0
@@ -312,7 +244,7 @@ class CypherStore:
             if not rows:
                 return
             skip += len(rows)
-            yield [_edge(namespace, r) for r in rows]
+            yield [codec.edge(namespace, r) for r in rows]
 
     def namespaces(self) -> list[str]:
         return [r["namespace"] for r in self._run("memory/namespaces")]
@@ -336,7 +268,7 @@ class CypherStore:
         out: dict[EdgeKey, Relation] = {}
         for name in ("edge/out_of", "edge/into"):
             for r in self.conn.run(self._st(name), params):
-                e = _edge(namespace, r)
+                e = codec.edge(namespace, r)
                 out[e.key] = e
         return list(out.values())
 
@@ -353,7 +285,7 @@ class CypherStore:
             if len(rows) < limit:
                 by_node: dict[str, list[Relation]] = {}
                 for r in rows:
-                    e = _edge(namespace, r)
+                    e = codec.edge(namespace, r)
                     if types is None or e.type in types:  # engines differ on all()
                         by_node.setdefault(e.source_id, []).append(e)
                         by_node.setdefault(e.target_id, []).append(e)

@@ -7,7 +7,6 @@ folder (``FolderLock``); all access inside the process is serialised by one lock
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import json
 import logging
@@ -26,16 +25,14 @@ from graphmem.bm25 import FieldStats, TermStats
 from graphmem.config import StoreConfig
 from graphmem.errors import MissingStoreError, StoreError
 from graphmem.models import (
-    EdgeSource,
-    Kind,
     Memory,
     Relation,
     RelationType,
     Status,
     Tier,
     Transition,
-    TransitionKind,
 )
+from graphmem.store import codec
 from graphmem.store.base import Counts, EdgeKey, VectorField, WriteBatch, breadth_first
 from graphmem.store.lock import FolderLock
 from graphmem.store.sqlite_schema import migrate
@@ -44,15 +41,12 @@ from graphmem.store.vectors import VectorIndex
 log = logging.getLogger(__name__)
 
 DB_FILE = "graphmem.db"
-_COLS = ("id, namespace, content, kind, tier, base_importance, importance, pinned, created_at, "
-         "updated_at, last_accessed_at, access_count, surprise_score, success_count, "
-         "failure_count, last_promoted_at, source, topic, session_id, metadata, status, "
-         "content_hash, keywords, context_keywords, window_start, window_count, last_predicted, "
-         "stored_at, reinforced_at")
+_COLS = ", ".join(codec.MEMORY_FIELDS)
 _EMB_COLS = ", embedding, context_embedding"
 # a memory upserted without an embedding keeps its stored vectors (metadata-only updates)
 _UPSERT = (
-    f"INSERT INTO memories ({_COLS}{_EMB_COLS}) VALUES ({', '.join(['?'] * 31)}) "
+    f"INSERT INTO memories ({_COLS}{_EMB_COLS}) "
+    f"VALUES ({', '.join(['?'] * (len(codec.MEMORY_FIELDS) + 2))}) "
     "ON CONFLICT (namespace, id) DO UPDATE SET "
     + ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in _COLS.split(",")[2:])
     + ", embedding = coalesce(excluded.embedding, memories.embedding), "
@@ -62,70 +56,29 @@ _UPSERT = (
 _CHUNK = 500
 
 
-def _ts(value: datetime | None) -> float | None:
-    return None if value is None else value.timestamp()
-
-
-def _dt(value: float | None) -> datetime | None:
-    return None if value is None else datetime.fromtimestamp(value, UTC)
-
-
-def _blob(vector: np.ndarray | None) -> bytes | None:
-    return None if vector is None else np.asarray(vector, dtype=np.float32).tobytes()
-
-
-def _vec(blob: bytes | None) -> np.ndarray | None:
-    return None if blob is None else np.frombuffer(blob, dtype=np.float32).copy()
+_ts, _dt, _blob, _vec = codec.ts, codec.dt, codec.blob, codec.vector
 
 
 def _row_params(m: Memory) -> tuple[Any, ...]:
-    return (
-        m.id, m.namespace, m.content, m.kind.value, m.tier.value, m.base_importance,
-        m.importance, int(m.pinned), _ts(m.created_at), _ts(m.updated_at),
-        _ts(m.last_accessed_at), m.access_count, m.surprise_score, m.success_count,
-        m.failure_count, _ts(m.last_promoted_at), m.source, m.topic, m.session_id,
-        json.dumps(m.metadata, sort_keys=True), m.status.value, m.content_hash, m.keywords,
-        m.context_keywords, _ts(m.window_start), m.window_count, m.last_predicted,
-        _ts(m.stored_at), _ts(m.reinforced_at), _blob(m.embedding), _blob(m.context_embedding),
-    )
+    flat = codec.flatten(m)
+    return (*(flat[name] for name in codec.MEMORY_FIELDS), _blob(m.embedding),
+            _blob(m.context_embedding))
 
 
 def _memory(row: Sequence[Any], embeddings: bool) -> Memory:
-    return Memory(
-        id=row[0], namespace=row[1], content=row[2], kind=Kind(row[3]), tier=Tier(row[4]),
-        base_importance=row[5], importance=row[6], pinned=bool(row[7]),
-        created_at=_dt(row[8]), updated_at=_dt(row[9]),  # type: ignore[arg-type]
-        last_accessed_at=_dt(row[10]), access_count=row[11],  # type: ignore[arg-type]
-        surprise_score=row[12], success_count=row[13], failure_count=row[14],
-        last_promoted_at=_dt(row[15]), source=row[16], topic=row[17], session_id=row[18],
-        metadata=json.loads(row[19]), status=Status(row[20]), content_hash=row[21],
-        keywords=row[22], context_keywords=row[23], window_start=_dt(row[24]),
-        window_count=row[25], last_predicted=row[26],
-        stored_at=_dt(row[27]), reinforced_at=_dt(row[28]),  # type: ignore[arg-type]
-        embedding=_vec(row[29]) if embeddings else None,
-        context_embedding=_vec(row[30]) if embeddings else None,
-    )
+    n = len(codec.MEMORY_FIELDS)
+    return codec.unflatten(dict(zip(codec.MEMORY_FIELDS, row[:n], strict=True)),
+                           embedding=_vec(row[n]) if embeddings else None,
+                           context_embedding=_vec(row[n + 1]) if embeddings else None)
 
 
 def _edge(row: Sequence[Any]) -> Relation:
-    return Relation(
-        namespace=row[0], source_id=row[1], target_id=row[2], type=RelationType(row[3]),
-        score=row[4], created_at=_dt(row[5]), source=EdgeSource(row[6]),  # type: ignore[arg-type]
-    )
+    return codec.edge(row[0], dict(zip(("source_id", "target_id", "type", "score",
+                                        "created_at", "source"), row[1:], strict=True)))
 
 
 def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
-
-
-def _sql_value(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.timestamp()
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, bool):
-        return int(value)
-    return value
 
 
 def _match_expr(terms: Sequence[str]) -> str:
@@ -389,7 +342,7 @@ class SQLiteStore:
         groups: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
         for id_, fields in patches:
             names = tuple(sorted(fields))
-            values = tuple(_sql_value(fields[n]) for n in names)
+            values = tuple(codec.scalar(fields[n]) for n in names)
             groups.setdefault(names, []).append((*values, ns, id_))
         for names, rows in groups.items():
             sets = ", ".join(f"{n} = ?" for n in names)  # names from PATCH_FIELDS only
@@ -525,8 +478,8 @@ class SQLiteStore:
                 "SELECT memory_id, kind, from_tier, to_tier, reason, at, from_status, to_status "
                 "FROM transitions WHERE namespace = ? AND memory_id = ? ORDER BY at, id",
                 (namespace, memory_id)).fetchall()
-        return [Transition(r[0], TransitionKind(r[1]), Tier(r[2]), Tier(r[3]), r[4],
-                           _dt(r[5]), Status(r[6]), Status(r[7]))  # type: ignore[arg-type]
+        return [codec.transition(dict(zip(("memory_id", "kind", "from_tier", "to_tier", "reason",
+                                           "at", "from_status", "to_status"), r, strict=True)))
                 for r in rows]
 
     def iter_edges(self, namespace: str, *, page: int = 5000) -> Iterator[list[Relation]]:

@@ -1,0 +1,136 @@
+"""One mapping between the models and flat records, used by every adapter: times as POSIX
+seconds, enums as their values, metadata as sorted JSON, vectors apart (a SQLite blob, a
+Cypher list of floats). Both adapters read and write records only through this module, so
+the list of ``Memory`` fields is spelled once: ``MEMORY_FIELDS``."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from graphmem.models import (
+    EdgeSource,
+    Kind,
+    Memory,
+    Relation,
+    RelationType,
+    Status,
+    Tier,
+    Transition,
+    TransitionKind,
+)
+
+VECTOR_FIELDS = ("embedding", "context_embedding")
+#: every scalar field of a memory, in the model's order (the SQLite columns, the graph
+#: node's properties)
+MEMORY_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Memory)
+                                       if f.name not in VECTOR_FIELDS)
+_TIMES = frozenset(f.name for f in dataclasses.fields(Memory)
+                   if f.type in ("datetime", "datetime | None"))
+_ENUMS: dict[str, type[enum.Enum]] = {"kind": Kind, "tier": Tier, "status": Status}
+_FLOATS = ("base_importance", "importance", "surprise_score")
+_INTS = ("access_count", "success_count", "failure_count", "window_count")
+#: fields a record written by an older graphmem may lack, and what they start from
+_LATER = {"stored_at": "last_accessed_at", "reinforced_at": "last_accessed_at"}
+
+
+def ts(value: datetime | None) -> float | None:
+    return None if value is None else value.timestamp()
+
+
+def dt(value: Any) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(float(value), UTC)
+
+
+def scalar(value: Any) -> Any:
+    """A patch value as stored: times as seconds, enums as values, metadata as JSON."""
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True)
+    return value
+
+
+def flatten(m: Memory) -> dict[str, Any]:
+    """Every scalar field of ``m`` as stored (vectors are the adapter's: ``VECTOR_FIELDS``)."""
+    return {name: scalar(getattr(m, name)) for name in MEMORY_FIELDS}
+
+
+def unflatten(row: Mapping[str, Any], *, embedding: np.ndarray | None = None,
+              context_embedding: np.ndarray | None = None) -> Memory:
+    """The memory of a stored record (the inverse of ``flatten``); a field an older
+    graphmem did not write starts from its documented default."""
+    values: dict[str, Any] = {}
+    for name in MEMORY_FIELDS:
+        value = row.get(name)
+        if value is None and name in _LATER:
+            value = row.get(_LATER[name])
+        if name in _TIMES:
+            value = dt(value)
+        elif name in _ENUMS:
+            value = _ENUMS[name](value)
+        elif name == "metadata":
+            value = json.loads(value or "{}")
+        elif name in _FLOATS:
+            value = float(value or 0.0)
+        elif name in _INTS:
+            value = int(value or 0)
+        elif name == "pinned":
+            value = bool(value)
+        elif name in ("keywords", "context_keywords"):
+            value = value or ""
+        elif name == "last_predicted" and value is not None:
+            value = float(value)
+        values[name] = value
+    return Memory(**values, embedding=embedding, context_embedding=context_embedding)
+
+
+def floats(vector: np.ndarray | None) -> list[float] | None:
+    return None if vector is None else [float(x) for x in vector]
+
+
+def vector(value: Any) -> np.ndarray | None:
+    """A stored vector (a list of floats, or float32 bytes) as a float32 array."""
+    if value is None:
+        return None
+    if isinstance(value, bytes | bytearray | memoryview):
+        return np.frombuffer(value, dtype=np.float32).copy()
+    return np.asarray(value, dtype=np.float32)
+
+
+def blob(vec: np.ndarray | None) -> bytes | None:
+    return None if vec is None else np.asarray(vec, dtype=np.float32).tobytes()
+
+
+def edge_props(e: Relation) -> dict[str, Any]:
+    return {"source_id": e.source_id, "target_id": e.target_id, "type": e.type.value,
+            "score": e.score, "created_at": ts(e.created_at), "source": e.source.value}
+
+
+def edge(namespace: str, row: Mapping[str, Any]) -> Relation:
+    score = row.get("score")
+    return Relation(row["source_id"], row["target_id"], RelationType(row["type"]), namespace,
+                    None if score is None else float(score),
+                    dt(row["created_at"]),  # type: ignore[arg-type]
+                    EdgeSource(row.get("source") or "explicit"))
+
+
+def transition_props(t: Transition) -> dict[str, Any]:
+    return {"memory_id": t.memory_id, "kind": t.kind.value, "from_tier": t.from_tier.value,
+            "to_tier": t.to_tier.value, "from_status": t.from_status.value,
+            "to_status": t.to_status.value, "reason": t.reason, "at": ts(t.at)}
+
+
+def transition(row: Mapping[str, Any]) -> Transition:
+    return Transition(row["memory_id"], TransitionKind(row["kind"]), Tier(row["from_tier"]),
+                      Tier(row["to_tier"]), row["reason"],
+                      dt(row["at"]),  # type: ignore[arg-type]
+                      Status(row["from_status"]), Status(row["to_status"]))
