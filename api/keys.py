@@ -8,26 +8,11 @@ import os
 import secrets
 import sqlite3
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
+from graphmem.api.auth import ROLES, Principal
+
 from graphmem.errors import NotFoundError, ValidationError
-
-ROLES = ("reader", "writer", "admin")
-_RANK = {r: i for i, r in enumerate(ROLES)}
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    key_id: str
-    namespaces: frozenset[str]  # "*" allows every namespace
-    role: str
-
-    def may_use(self, namespace: str) -> bool:
-        return "*" in self.namespaces or namespace in self.namespaces
-
-    def at_least(self, role: str) -> bool:
-        return _RANK[self.role] >= _RANK[role]
 
 
 def _hash(key: str) -> str:

@@ -544,7 +544,7 @@ def report(data: Location, run_id: str, fmt: str) -> None:
 @handles_errors
 def mcp_command(data: Location, namespaces: tuple[str, ...]) -> None:
     """Serve graphmem's tools over the Model Context Protocol on stdio."""
-    from graphmem.mcp_server import build_server
+    from graphmem.api.mcp import build_server
 
     with data.open() as mem:
         build_server(mem, namespaces).run("stdio")

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from graphmem.api.mcp import build_server
 from mcp import Client
 
 from graphmem import GraphMemory
-from graphmem.mcp_server import build_server
 from tests.conftest import Clock, FakeEmbedder
 
 TOOLS = {"remember", "recall", "recall_index", "timeline", "entries", "relate", "feedback",

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: installed package name -> folder in the checkout (pyproject's package-dir)
 FOLDERS = {"graphmem.api": "api", "graphmem.consolidation": "consolidation",
            "graphmem.cypher": "cypher", "graphmem": "graphmem"}
-FACES = ("graphmem.api", "graphmem.cli", "graphmem.mcp_server", "graphmem.client",
+FACES = ("graphmem.api", "graphmem.cli", "graphmem.client",
          "graphmem.demo", "graphmem.bench")
 DRIVERS = ("sqlite3", "neo4j", "falkordb", "redis")
 #: known debt, each with its issue: the API keys keep their own SQLite file (#13 point 3)
@@ -89,9 +89,9 @@ def test_each_engine_driver_lives_in_its_own_connection_module() -> None:
 
 
 def test_faces_reach_the_store_only_through_the_facade() -> None:
-    """api/ and the MCP server call GraphMemory, never ``.backend`` or an adapter."""
+    """api/ (REST and MCP) calls GraphMemory, never ``.backend`` or an adapter."""
     for name in MODULES:
-        if not _under(name, ("graphmem.api", "graphmem.mcp_server")):
+        if not _under(name, ("graphmem.api",)):
             continue
         source = MODULES[name].read_text(encoding="utf-8")
         assert ".backend" not in source and "._store" not in source, name

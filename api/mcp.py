@@ -12,15 +12,16 @@ from collections.abc import Callable, Collection
 from contextvars import ContextVar
 from typing import Any
 
+from graphmem.api.auth import Principal, authorize
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from graphmem.errors import GraphMemError
 from graphmem.memory import GraphMemory
 
-#: who is calling over HTTP (set by the API's key check): an object with ``may_use(namespace)``
-#: and ``at_least(role)``; None on stdio, where the command line's allow-list decides
-PRINCIPAL: ContextVar[Any | None] = ContextVar("graphmem_mcp_principal", default=None)
+#: who is calling over HTTP (set by the API's key check); None on stdio, where the command
+#: line's allow-list decides
+PRINCIPAL: ContextVar[Principal | None] = ContextVar("graphmem_mcp_principal", default=None)
 WRITE_TOOLS = {"remember", "relate", "feedback", "pin"}
 
 
@@ -36,14 +37,7 @@ def build_server(memory: GraphMemory | Callable[[], GraphMemory],
         lambda: memory)
 
     def ns(namespace: str, role: str = "reader") -> str:
-        if "*" not in allow and namespace not in allow:
-            raise GraphMemError(f"this server does not serve namespace {namespace!r}")
-        who = PRINCIPAL.get()
-        if who is not None and not who.may_use(namespace):
-            raise GraphMemError(f"this key may not use namespace {namespace!r}")
-        if who is not None and not who.at_least(role):
-            raise GraphMemError(f"this needs the {role} role")
-        return namespace
+        return authorize(PRINCIPAL.get(), namespace, role, served=allow)
 
     def tool(fn: Callable[..., Any]) -> Callable[..., Any]:
         """Register ``fn``; graphmem's errors reach the agent with their message."""

@@ -1,0 +1,1 @@
+"""One router per resource: memories, relations, retrieval, consolidation, operations."""

@@ -1,0 +1,105 @@
+"""Operations: /v1/stats, /healthz, /readyz and Prometheus /metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from graphmem.api.auth import authorize
+from graphmem.api.deps import Auth, Mem, NsQuery, principal
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from graphmem.errors import ForbiddenError, GraphMemError
+from graphmem.memory import GraphMemory
+
+router = APIRouter(tags=["operations"])
+
+
+def error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+@router.get("/v1/stats")
+def stats(namespace: NsQuery, who: Auth, mem: Mem) -> dict[str, Any]:
+    return mem.stats(namespace=authorize(who, namespace))
+
+
+@router.get("/healthz")
+def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@router.get("/readyz")
+def readyz(request: Request, mem: Mem) -> JSONResponse:
+    """Ready when the store answers a query and the embedding model is loaded (the first
+    search would otherwise wait for it)."""
+    try:
+        mem.ping()
+    except GraphMemError as exc:
+        return error(503, "not_ready", str(exc))
+    state = request.app.state
+    if not getattr(state, "model_ready", False):
+        why = getattr(state, "model_error", None) or "the embedding model is still loading"
+        return error(503, "not_ready", why)
+    return JSONResponse({"status": "ready"})
+
+
+@router.get("/metrics", response_class=PlainTextResponse)
+def metrics(request: Request, authorization: Annotated[str | None, Header()] = None
+            ) -> Response:
+    """Prometheus metrics. Needs a key for every namespace (``*``): the series name
+    namespaces. ``--metrics-public`` serves totals without namespace names to anyone."""
+    state = request.app.state
+    if state.settings.metrics_public:
+        return Response(generate_latest(state.public_registry), media_type=CONTENT_TYPE_LATEST)
+    who = principal(request, authorization)
+    if "*" not in who.namespaces:
+        raise ForbiddenError("metrics name every namespace: they need a key for all "
+                             "namespaces (*)")
+    return Response(generate_latest(state.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+class StoreCollector:
+    """Scraped on /metrics: memories per namespace, tier and status; transitions so far."""
+
+    def __init__(self, get: Callable[[], GraphMemory | None], namespaces: bool = True) -> None:
+        self.get = get
+        #: False (``--metrics-public``): totals only, no namespace names
+        self.namespaces = namespaces
+
+    def describe(self) -> list[Any]:
+        return []
+
+    def collect(self) -> Any:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        ns_label = ["namespace"] if self.namespaces else []
+        sizes = GaugeMetricFamily("graphmem_memories", "memories by tier, status and kind",
+                                  labels=[*ns_label, "tier", "status", "kind"])
+        moves = CounterMetricFamily("graphmem_transitions", "tier transitions recorded",
+                                    labels=[*ns_label, "kind", "from_tier", "to_tier"])
+        runs = GaugeMetricFamily("graphmem_consolidation_runs", "consolidation runs by status",
+                                 labels=["status"])
+        mem = self.get()
+        if mem is not None:
+            size_total: dict[tuple[str, ...], float] = {}
+            move_total: dict[tuple[str, ...], float] = {}
+            for ns in mem.namespaces():
+                prefix = (ns,) if self.namespaces else ()
+                for (tier, status, kind), count in mem.counts(namespace=ns).memories.items():
+                    key = (*prefix, tier.value, status.value, str(kind))
+                    size_total[key] = size_total.get(key, 0) + count
+                for kind, a, b, total, _recent in mem.transition_counts(namespace=ns):
+                    key = (*prefix, kind, a.value, b.value)
+                    move_total[key] = move_total.get(key, 0) + total
+            for key, value in size_total.items():
+                sizes.add_metric(list(key), value)
+            for key, value in move_total.items():
+                moves.add_metric(list(key), value)
+            for run_status, count in mem.run_counts().items():
+                runs.add_metric([run_status], count)
+        yield sizes
+        yield moves
+        yield runs
