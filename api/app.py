@@ -18,15 +18,15 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
 from graphmem.api import schemas as s
 from graphmem.api.auth import DEV, Principal, no_key
 from graphmem.api.keys import KeyStore
 from graphmem.api.routes import consolidation, memories, operations, relations, retrieval
 from graphmem.api.routes.operations import StoreCollector
 from graphmem.api.settings import Settings
-from prometheus_client import CollectorRegistry, Counter, Histogram
-from starlette.exceptions import HTTPException as StarletteHTTPException
-
 from graphmem.errors import GraphMemError
 from graphmem.memory import GraphMemory
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Header, Path, Query, Request
+
 from graphmem.api import schemas as s
 from graphmem.api.auth import DEV, Principal, bad_key, bearer, no_key
 from graphmem.api.settings import Settings
-
 from graphmem.memory import GraphMemory
 
 

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 from graphmem.api.auth import ROLES, Principal
-
 from graphmem.errors import NotFoundError, ValidationError
 
 

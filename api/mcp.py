@@ -12,10 +12,10 @@ from collections.abc import Callable, Collection
 from contextvars import ContextVar
 from typing import Any
 
-from graphmem.api.auth import Principal, authorize
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from graphmem.api.auth import Principal, authorize
 from graphmem.errors import GraphMemError
 from graphmem.memory import GraphMemory
 

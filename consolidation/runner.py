@@ -21,11 +21,11 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from graphmem import dynamics
 from graphmem.consolidation import cluster as clustering
 from graphmem.consolidation import policy
 from graphmem.consolidation.summarise import KeyPhrases, summarise
-
-from graphmem import dynamics
 from graphmem.errors import ConflictError, NotFoundError
 from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status, Tier
 from graphmem.store.base import WriteBatch

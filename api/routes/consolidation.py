@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from fastapi import APIRouter, Response
+
 from graphmem.api import schemas as s
 from graphmem.api.auth import Principal, authorize, require_role
 from graphmem.api.deps import Auth, Mem
-
 from graphmem.errors import ForbiddenError, NotFoundError
 from graphmem.memory import GraphMemory
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Response
+
 from graphmem.api import schemas as s
 from graphmem.api.auth import authorize
 from graphmem.api.deps import Auth, Config, Mem, MemoryIdPath, NsQuery
-
 from graphmem.errors import LimitExceededError
 from graphmem.models import MemoryInput, RelationSpec
 

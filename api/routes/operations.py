@@ -7,10 +7,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from graphmem.api.auth import authorize
-from graphmem.api.deps import Auth, Mem, NsQuery, principal
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from graphmem.api.auth import authorize
+from graphmem.api.deps import Auth, Mem, NsQuery, principal
 from graphmem.errors import ForbiddenError, GraphMemError
 from graphmem.memory import GraphMemory
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Response
+
 from graphmem.api import schemas as s
 from graphmem.api.auth import authorize
 from graphmem.api.deps import Auth, Mem, MemoryIdPath, NsQuery

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
+
 from graphmem.api import schemas as s
 from graphmem.api.auth import authorize
 from graphmem.api.deps import Auth, Mem, NsQuery

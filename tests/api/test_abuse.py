@@ -108,10 +108,10 @@ def test_an_oversized_chunked_body_without_a_key_is_refused_before_it_is_read(
 
 def test_metrics_public_names_no_namespace(tmp_path: Path) -> None:
     import uvicorn
-    from graphmem.api.app import create_app
-    from graphmem.api.settings import Settings
 
     from graphmem import GraphMemory
+    from graphmem.api.app import create_app
+    from graphmem.api.settings import Settings
     from tests.api.test_rest import _free_port
     from tests.conftest import FakeEmbedder
 
@@ -145,10 +145,10 @@ def test_the_model_is_loaded_before_serving_and_readyz_reports_a_failure(
     import time
 
     import uvicorn
-    from graphmem.api.app import create_app
-    from graphmem.api.settings import Settings
 
     from graphmem import GraphMemory
+    from graphmem.api.app import create_app
+    from graphmem.api.settings import Settings
     from tests.api.test_rest import _free_port
     from tests.conftest import FakeEmbedder
 
@@ -226,10 +226,10 @@ def test_405_names_the_allowed_methods(srv: tuple[Server, dict[str, str]]) -> No
 def test_without_keys_only_loopback_host_names_are_served(tmp_path: Path) -> None:
     """--dev-no-auth on loopback: a rebinding page's Host header gets no answer."""
     from fastapi.testclient import TestClient
-    from graphmem.api.app import create_app
-    from graphmem.api.settings import Settings
 
     from graphmem import GraphMemory
+    from graphmem.api.app import create_app
+    from graphmem.api.settings import Settings
     from tests.conftest import FakeEmbedder
 
     with GraphMemory.open(tmp_path / "d", embedder=FakeEmbedder()) as mem:

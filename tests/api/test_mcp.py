@@ -9,14 +9,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from graphmem.api.mcp import build_server
 from mcp import Client
 
 from graphmem import GraphMemory
+from graphmem.api.mcp import build_server
 from tests.conftest import Clock, FakeEmbedder
 
 TOOLS = {"remember", "recall", "recall_index", "timeline", "entries", "relate", "feedback",
          "pin"}
+
+
+def _text(result: Any) -> str:
+    """The text of a tool result's first content block."""
+    text = getattr(result.content[0], "text", None)
+    assert isinstance(text, str), result.content
+    return text
 
 
 def _payload(result: Any) -> Any:
@@ -63,9 +70,9 @@ def test_tools_in_process(tmp_path: Path) -> None:
                 assert pinned["pinned"] is True
                 refused = await client.call_tool("remember", {"content": "x",
                                                               "namespace": "other"})
-                assert refused.is_error and "does not serve" in refused.content[0].text
+                assert refused.is_error and "does not serve" in _text(refused)
                 bad = await client.call_tool("remember", {"content": "", "namespace": "agent"})
-                assert bad.is_error and "empty" in bad.content[0].text
+                assert bad.is_error and "empty" in _text(bad)
 
         asyncio.run(go())
         assert mem.stats(namespace="agent")["memories"] == 2

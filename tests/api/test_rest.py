@@ -16,11 +16,11 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+
+from graphmem import GraphMemory
 from graphmem.api.app import create_app
 from graphmem.api.keys import KeyStore
 from graphmem.api.settings import Settings
-
-from graphmem import GraphMemory
 from graphmem.client import ApiAuthError, AsyncGraphMemClient, GraphMemClient
 from graphmem.errors import (
     AuthError,
@@ -251,7 +251,7 @@ def test_async_client(server: Server) -> None:
         async with AsyncGraphMemClient(server.url, key) as c:
             await asyncio.gather(*(c.store(f"async note {i}", namespace="async")
                                    for i in range(5)))
-            return await c.retrieve("async note", namespace="async")  # type: ignore[no-any-return]
+            return await c.retrieve("async note", namespace="async")
 
     assert len(asyncio.run(go())) == 5
 
@@ -267,7 +267,8 @@ def test_settings_from_environment() -> None:
                            "GRAPHMEM_NEO4J_PASSWORD": "hunter2", "GRAPHMEM_SCHEDULER": "no"})
     assert (s.data, s.port, s.scheduler, s.is_url) == ("neo4j://db:7687", 9000, False, True)
     assert "hunter2" not in repr(s)
-    assert s.memory_config().store.neo4j_password.get_secret_value() == "hunter2"  # type: ignore[union-attr]
+    password = s.memory_config().store.neo4j_password
+    assert password is not None and password.get_secret_value() == "hunter2"
 
 
 def test_docker_compose_file_is_valid() -> None:

@@ -8,9 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import schemathesis
-from graphmem.api.app import create_app
-from graphmem.api.keys import KeyStore
-from graphmem.api.settings import Settings
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -22,6 +19,9 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from graphmem import GraphMemory
+from graphmem.api.app import create_app
+from graphmem.api.keys import KeyStore
+from graphmem.api.settings import Settings
 from tests.conftest import Clock, FakeEmbedder
 
 _DIR = Path(tempfile.mkdtemp(prefix="graphmem-schemathesis-"))

@@ -222,7 +222,7 @@ def test_parameter_header_round_trips_every_value(falkordb_server: Any, value: A
     client's): each comes back as sent, and nothing in a string is read as Cypher."""
     store = open_falkordb_store(falkordb_server)
     st = cypher.Statement("test/echo", "falkordb", "RETURN $value AS value", {})
-    rows = store.conn.run(st, {"value": value})  # type: ignore[attr-defined]
+    rows = store.conn.run(st, {"value": value})
     assert rows == [{"value": value}]  # floats: FalkorDB replies with 15 significant digits
     assert isinstance(rows[0]["value"], type(value))
 
@@ -232,4 +232,4 @@ def test_parameter_header_rejects_what_it_cannot_write(falkordb_server: Any) -> 
     st = cypher.Statement("test/echo", "falkordb", "RETURN $value AS value", {})
     for bad in ({"value": object()}, {"va`lue": 1}, {"value": {"": 1}}):
         with pytest.raises(StoreError):
-            store.conn.run(st, bad)  # type: ignore[attr-defined]
+            store.conn.run(st, bad)

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.model
 GM = shutil.which("graphmem", path=str(Path(sys.executable).parent)) or shutil.which("graphmem")
 
 
-def gm(*args: str, ok: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
+def gm(*args: str, ok: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     assert GM, "the graphmem console script is not installed"
     out = subprocess.run([GM, *args], capture_output=True, text=True, input=stdin,
                          timeout=240)

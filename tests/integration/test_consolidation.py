@@ -5,17 +5,18 @@ from __future__ import annotations
 import io
 import shutil
 import subprocess
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from graphmem.consolidation.runner import LEASE, Consolidator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem import GraphMemory
 from graphmem.config import ConsolidationConfig, GraphMemConfig
+from graphmem.consolidation.runner import LEASE, Consolidator
 from graphmem.errors import ConflictError, NotFoundError, ValidationError
 from graphmem.models import Kind, RelationType, Status
 from tests.conftest import Clock, FakeEmbedder
@@ -61,7 +62,8 @@ def export(mem: GraphMemory) -> str:
 
 
 @pytest.fixture(params=["sqlite", "falkordb", "neo4j"])
-def cmem(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> GraphMemory:
+def cmem(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
+         ) -> Iterator[GraphMemory]:
     import uuid
 
     from graphmem.config import StoreConfig
@@ -76,7 +78,7 @@ def cmem(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> GraphM
         target = request.getfixturevalue("falkordb_server").url
         cfg = GraphMemConfig(store=StoreConfig(falkordb_graph=f"t{uuid.uuid4().hex}"))
     m = GraphMemory.open(target, clock=clock, embedder=FakeEmbedder(), config=cfg)
-    yield m  # type: ignore[misc]
+    yield m
     m.close()
 
 
@@ -221,7 +223,8 @@ def test_every_candidate_exactly_once(tmp_path_factory: pytest.TempPathFactory,
                                         days=days)).id)
         clock.advance(days=100)
         run = mem.consolidate(namespace=NS)
-        archived, summarised = set(), {}
+        archived: set[str] = set()
+        summarised: dict[str, Any] = {}
         for c in mem.backend.get_run(run.id)["clusters"]:  # type: ignore[index]
             archived.update(c["archive"])
         for s in (m for m in mem.list_memories(namespace=NS) if m.kind is Kind.SUMMARY):

@@ -99,7 +99,6 @@ def test_files_are_private_and_a_deleted_lock_file_keeps_the_lock(tmp_path: Path
     import stat
 
     from graphmem.api.keys import KeyStore
-
     from graphmem.errors import StoreLockedError
 
     first = SQLiteStore(tmp_path)

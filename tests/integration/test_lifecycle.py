@@ -10,17 +10,18 @@ import json
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
-from graphmem.consolidation import cluster as clustering
-from graphmem.consolidation import policy
-from graphmem.consolidation.topics import CHIT_CHAT, TOPICS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem import GraphMemory, Tier
 from graphmem.config import ConsolidationConfig, GraphMemConfig
+from graphmem.consolidation import cluster as clustering
+from graphmem.consolidation import policy
+from graphmem.consolidation.topics import CHIT_CHAT, TOPICS
 from graphmem.errors import StoreError
 from graphmem.models import Memory, RelationType, Status
 from graphmem.store.base import WriteBatch
@@ -113,7 +114,7 @@ def test_clusters_are_topics_not_one_blob(topic_vectors) -> None:  # type: ignor
 
 @pytest.mark.model
 def test_four_topics_consolidate_into_four_named_summaries(tmp_path: Path, clock: Clock,
-                                                           real_embedder) -> None:  # type: ignore[no-untyped-def]
+                                                           real_embedder: Any) -> None:
     four = ["ci-cache", "coffee", "replica-lag", "invoices"]
     names = {"ci-cache": "cache", "coffee": "coffee", "replica-lag": "replica",
              "invoices": "invoice"}

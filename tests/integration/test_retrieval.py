@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
 from graphmem import GraphMemory
 from graphmem.errors import LimitExceededError, NotFoundError, ValidationError
-from graphmem.models import Status
+from graphmem.models import RetrievalResult, Status
 from graphmem.store.base import WriteBatch
 from tests.conftest import Clock
 
@@ -26,7 +27,7 @@ def incident(mem: GraphMemory) -> dict[str, str]:
     return ids
 
 
-def ids_of(results: list) -> list[str]:  # type: ignore[type-arg]
+def ids_of(results: list[RetrievalResult]) -> list[str]:
     return [r.memory.id for r in results]
 
 
@@ -131,7 +132,8 @@ def test_follows_neighbours_share_relevance(mem: GraphMemory, clock: Clock) -> N
 
 
 def test_bounds_and_bad_queries(mem: GraphMemory, incident: dict[str, str]) -> None:
-    for kwargs in ({"limit": 0}, {"limit": 101}, {"depth": 3}, {"depth": -1}):
+    bounds: list[dict[str, Any]] = [{"limit": 0}, {"limit": 101}, {"depth": 3}, {"depth": -1}]
+    for kwargs in bounds:
         with pytest.raises(LimitExceededError):
             mem.retrieve("deploy", namespace=NS, **kwargs)
     with pytest.raises(ValidationError):

@@ -41,7 +41,7 @@ def edge(a: str, b: str, t: RelationType = RelationType.CAUSES, ns: str = NS,
     return Relation(a, b, t, ns, score, T0)
 
 
-def open_sqlite(tmp_path: Path) -> MemoryStore:
+def open_sqlite(tmp_path: Path) -> SQLiteStore:
     s = SQLiteStore(tmp_path / "sqlite", dim=DIM)
     s.open()
     return s
@@ -97,6 +97,8 @@ def test_apply_then_get_round_trips_every_field(store: MemoryStore) -> None:
                   "surprise_score", "source", "topic", "session_id", "metadata", "status",
                   "content_hash", "keywords"):
         assert getattr(g, field) == getattr(m, field), field
+    assert g.embedding is not None and m.embedding is not None
+    assert g.context_embedding is not None and m.context_embedding is not None
     assert np.allclose(g.embedding, m.embedding)
     assert np.allclose(g.context_embedding, m.context_embedding)
     assert store.get_memories(NS, ["m1"])["m1"].embedding is None
@@ -143,6 +145,7 @@ def test_upsert_without_embedding_keeps_vectors(store: MemoryStore) -> None:
     store.apply(WriteBatch(NS, memories=[meta_only]))
     got = store.get_memories(NS, ["m1"], embeddings=True)["m1"]
     assert got.tier is Tier.GLACIAL and got.status is Status.ARCHIVED
+    assert got.embedding is not None and got.context_embedding is not None
     assert np.allclose(got.embedding, vec(1)) and np.allclose(got.context_embedding, vec(1001))
     assert store.vector_topk(NS, vec(1), 1, statuses=[Status.ARCHIVED])[0][0] == "m1"
     assert store.vector_topk(NS, vec(1), 1)[0][0] == "m2"
@@ -482,6 +485,7 @@ def test_neo4j_seeds_come_from_its_vector_and_fulltext_indexes(
     import os
 
     import neo4j
+
     from graphmem.cypher import load
 
     store = open_neo4j(request)

@@ -142,7 +142,7 @@ def test_similar_to_edges_are_automatic_above_threshold(mem: GraphMemory) -> Non
     c = mem.store("Alice likes tea", namespace=NS)
     sims = [e for e in mem.relations(b.id, namespace=NS) if e.type is RelationType.SIMILAR_TO]
     assert [(e.source_id, e.target_id) for e in sims] == [(b.id, a.id)]
-    assert sims[0].source is EdgeSource.AUTO and 0.75 <= sims[0].score <= 1.0
+    assert sims[0].source is EdgeSource.AUTO and 0.75 <= (sims[0].score or 0.0) <= 1.0
     assert mem.relations(c.id, namespace=NS) == []
 
 

@@ -182,6 +182,7 @@ def test_settle_is_idempotent_and_only_slows(base: float, tier: Tier, hours: flo
 
 def test_clustering_is_temporal_and_measures_coherence() -> None:
     import numpy as np
+
     from graphmem.consolidation import cluster
 
     rng = np.random.default_rng(0)

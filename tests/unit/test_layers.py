@@ -20,7 +20,7 @@ DRIVER_EXCEPTIONS = {"graphmem.api.keys"}
 
 
 def _modules() -> dict[str, Path]:
-    out = {}
+    out: dict[str, Path] = {}
     for pkg, folder in FOLDERS.items():
         for path in (ROOT / folder).rglob("*.py"):
             rel = path.relative_to(ROOT / folder).with_suffix("")
