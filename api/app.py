@@ -64,7 +64,7 @@ class McpAuth:
     """The MCP endpoint behind the same API keys: the key's namespaces and role bound to the
     request (``graphmem.api.mcp.PRINCIPAL``) for the tools to check."""
 
-    def __init__(self, app: Any, settings: Settings, keys: KeyStore) -> None:
+    def __init__(self, app: Any, settings: Settings, keys: Callable[[], KeyStore]) -> None:
         self.app, self.settings, self.keys = app, settings, keys
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -76,7 +76,7 @@ class McpAuth:
         who: Principal | None = DEV
         if not self.settings.dev_no_auth:
             key = _bearer(dict(scope.get("headers") or []))
-            who = self.keys.verify(key) if key else None
+            who = self.keys().verify(key) if key else None
         if who is None:
             await _error(401, "unauthorized", str(no_key()))(scope, receive, send)
             return
@@ -91,7 +91,7 @@ class Guard:
     chunked upload has no Content-Length to trust). An unauthenticated client can no longer
     make the server buffer anything."""
 
-    def __init__(self, app: Any, settings: Settings, keys: KeyStore) -> None:
+    def __init__(self, app: Any, settings: Settings, keys: Callable[[], KeyStore]) -> None:
         self.app, self.settings, self.keys = app, settings, keys
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -108,7 +108,7 @@ class Guard:
                 return
         if not self.settings.dev_no_auth and path.startswith(("/v1/", "/mcp")):
             key = _bearer(headers)
-            if not key or self.keys.verify(key) is None:
+            if not key or self.keys().verify(key) is None:
                 message = ("send an API key: Authorization: Bearer <key>" if not key
                            else "unknown or revoked API key")
                 await _error(401, "unauthorized", message)(scope, receive, send)
@@ -152,7 +152,9 @@ class Guard:
 def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> FastAPI:
     if settings.dev_no_auth and not _is_loopback(settings.host):
         raise GraphMemError("dev mode without API keys is only allowed on a loopback host")
-    keys = KeyStore(settings.keys_path())
+    # a key file is read per request (cheap, and a revocation holds at once); keys in the
+    # graph database are remembered for key_cache_seconds
+    keys = None if settings.keys_in_store else KeyStore(settings.keys_path(), ttl=0)
     registry = CollectorRegistry()
     requests = Counter("graphmem_requests_total", "HTTP requests", ["route", "method",
                                                                     "status"],
@@ -174,6 +176,12 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         mem = memory or GraphMemory.open(settings.data, config=settings.memory_config())
         app.state.mem = mem
+        if app.state.keys is None:  # keys in the graph database: known once it is open
+            records = mem.key_records()
+            if records is None:
+                raise GraphMemError(f"{settings.data} keeps no API keys: set "
+                                    "GRAPHMEM_KEYS_FILE")
+            app.state.keys = KeyStore(records, ttl=settings.key_cache_seconds)
 
         def warm_up() -> None:  # load the model before serving; /readyz reports a failure
             try:
@@ -264,6 +272,6 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
     for router in (memories.router, relations.router, retrieval.router,
                    consolidation.router, operations.router):
         app.include_router(router)
-    app.mount("/mcp", McpAuth(mcp_app, settings, keys))
-    app.add_middleware(Guard, settings=settings, keys=keys)
+    app.mount("/mcp", McpAuth(mcp_app, settings, lambda: app.state.keys))
+    app.add_middleware(Guard, settings=settings, keys=lambda: app.state.keys)
     return app

@@ -1,4 +1,12 @@
-"""API keys: random, shown once, stored as SHA-256 hashes with their namespaces and role."""
+"""API keys: random, shown once, stored as SHA-256 hashes with their namespaces and role.
+
+``KeyStore`` is the service (create, verify, list, revoke) over a ``KeyRecords`` backend: the
+graph database itself when the data lives in Neo4j / FalkorDB (every API replica shares the
+keys), or a small SQLite file (``keys.db`` in the embedded default's folder, or
+``GRAPHMEM_KEYS_FILE``), which ``graphmem keys create`` may write while the server runs.
+A verified key is remembered for ``ttl`` seconds, so a request does not cost a database
+round trip; a revocation reaches every replica within that time.
+"""
 
 from __future__ import annotations
 
@@ -7,32 +15,76 @@ import json
 import os
 import secrets
 import sqlite3
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from graphmem.api.auth import ROLES, Principal
-from graphmem.errors import NotFoundError, ValidationError
+from graphmem.errors import NotFoundError, StoreError, ValidationError
+from graphmem.store.base import KeyRecords
 
 
 def _hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-class KeyStore:
-    """A small SQLite file of hashed keys; readable while the server runs."""
+class KeyFile:
+    """``KeyRecords`` in a small SQLite file of its own (created 0600)."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
 
     def _conn(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if not self.path.exists():  # key hashes are private: created 0600
-            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
-        conn = sqlite3.connect(self.path, timeout=10)
-        conn.execute("CREATE TABLE IF NOT EXISTS api_keys (id TEXT PRIMARY KEY, hash TEXT "
-                     "UNIQUE NOT NULL, namespaces TEXT NOT NULL, role TEXT NOT NULL, "
-                     "label TEXT, created_at REAL NOT NULL, revoked_at REAL)")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.path.exists():  # key hashes are private: created 0600
+                os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+            conn = sqlite3.connect(self.path, timeout=10)
+            conn.execute("CREATE TABLE IF NOT EXISTS api_keys (id TEXT PRIMARY KEY, hash TEXT "
+                         "UNIQUE NOT NULL, namespaces TEXT NOT NULL, role TEXT NOT NULL, "
+                         "label TEXT, created_at REAL NOT NULL, revoked_at REAL)")
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open the key file {self.path}: {exc}") from exc
         return conn
+
+    def save_key(self, record: dict[str, Any]) -> None:
+        with self._conn() as conn:
+            conn.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, NULL)",
+                         (record["id"], record["hash"], json.dumps(sorted(record["namespaces"])),
+                          record["role"], record.get("label"), record["created_at"]))
+
+    def key_by_hash(self, key_hash: str) -> dict[str, Any] | None:
+        with self._conn() as conn:
+            row = conn.execute("SELECT id, namespaces, role FROM api_keys WHERE hash = ? AND "
+                               "revoked_at IS NULL", (key_hash,)).fetchone()
+        return None if row is None else {"id": row[0], "namespaces": json.loads(row[1]),
+                                         "role": row[2]}
+
+    def list_keys(self) -> list[dict[str, Any]]:
+        with self._conn() as conn:
+            rows = conn.execute("SELECT id, namespaces, role, label, created_at, revoked_at "
+                                "FROM api_keys ORDER BY created_at, id").fetchall()
+        return [{"id": r[0], "namespaces": json.loads(r[1]), "role": r[2], "label": r[3],
+                 "created_at": r[4], "revoked_at": r[5]} for r in rows]
+
+    def revoke_key(self, key_id: str, at: float) -> bool:
+        with self._conn() as conn:
+            cur = conn.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND "
+                               "revoked_at IS NULL", (at, key_id))
+        return cur.rowcount > 0
+
+
+class KeyStore:
+    """Create, verify, list and revoke keys over ``records`` (a ``KeyRecords``, or the path
+    of a key file)."""
+
+    def __init__(self, records: KeyRecords | Path | str, *, ttl: float = 5.0) -> None:
+        self.records: KeyRecords = (KeyFile(Path(records)) if isinstance(records, Path | str)
+                                    else records)
+        self.ttl = ttl
+        self._seen: dict[str, tuple[float, Principal]] = {}
+        self._lock = threading.Lock()
 
     def create(self, namespaces: list[str], role: str, label: str | None = None
                ) -> tuple[str, str]:
@@ -43,30 +95,36 @@ class KeyStore:
             raise ValidationError("a key needs at least one namespace")
         key_id = secrets.token_hex(4)
         key = f"gm_{key_id}_{secrets.token_urlsafe(24)}"
-        with self._conn() as conn:
-            conn.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, NULL)",
-                         (key_id, _hash(key), json.dumps(sorted(set(namespaces))), role, label,
-                          time.time()))
+        self.records.save_key({"id": key_id, "hash": _hash(key),
+                               "namespaces": sorted(set(namespaces)), "role": role,
+                               "label": label, "created_at": time.time()})
         return key_id, key
 
     def verify(self, key: str) -> Principal | None:
-        with self._conn() as conn:
-            row = conn.execute("SELECT id, namespaces, role FROM api_keys WHERE hash = ? AND "
-                               "revoked_at IS NULL", (_hash(key),)).fetchone()
+        digest = _hash(key)
+        now = time.monotonic()
+        with self._lock:
+            seen = self._seen.get(digest)
+        if seen is not None and now - seen[0] < self.ttl:
+            return seen[1]
+        row = self.records.key_by_hash(digest)
         if row is None:
+            with self._lock:
+                self._seen.pop(digest, None)
             return None
-        return Principal(row[0], frozenset(json.loads(row[1])), row[2])
+        who = Principal(row["id"], frozenset(row["namespaces"]), row["role"])
+        with self._lock:
+            self._seen[digest] = (now, who)
+        return who
 
     def list(self) -> list[dict[str, object]]:
-        with self._conn() as conn:
-            rows = conn.execute("SELECT id, namespaces, role, label, created_at, revoked_at "
-                                "FROM api_keys ORDER BY created_at").fetchall()
-        return [{"id": r[0], "namespaces": json.loads(r[1]), "role": r[2], "label": r[3],
-                 "created_at": r[4], "revoked": r[5] is not None} for r in rows]
+        return [{"id": r["id"], "namespaces": list(r["namespaces"]), "role": r["role"],
+                 "label": r.get("label"), "created_at": r["created_at"],
+                 "revoked": r.get("revoked_at") is not None}
+                for r in self.records.list_keys()]
 
     def revoke(self, key_id: str) -> None:
-        with self._conn() as conn:
-            cur = conn.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND "
-                               "revoked_at IS NULL", (time.time(), key_id))
-            if cur.rowcount == 0:
-                raise NotFoundError(f"no active key {key_id!r}")
+        if not self.records.revoke_key(key_id, time.time()):
+            raise NotFoundError(f"no active key {key_id!r}")
+        with self._lock:  # this process forgets it at once; other replicas within ttl
+            self._seen = {h: v for h, v in self._seen.items() if v[1].key_id != key_id}

@@ -70,6 +70,9 @@ class Settings(BaseSettings):
     scheduler: bool = True
     #: serve /metrics without a key, with totals only (no namespace names)
     metrics_public: bool = False
+    #: with keys in the graph database: a verified key is trusted this long without asking
+    #: it again (a revocation reaches every replica within it)
+    key_cache_seconds: float = Field(default=5.0, ge=0)
     # the library's configuration, section by section (``GraphMemConfig``)
     tiers: TiersConfig = TiersConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
@@ -110,6 +113,12 @@ class Settings(BaseSettings):
     @property
     def is_url(self) -> bool:
         return "://" in self.data
+
+    @property
+    def keys_in_store(self) -> bool:
+        """API keys live in the graph database itself (shared by every replica) unless a
+        key file is named; the embedded default keeps ``keys.db`` in its folder."""
+        return self.is_url and self.keys_file is None
 
     def keys_path(self) -> Path:
         if self.keys_file is not None:

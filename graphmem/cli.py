@@ -7,6 +7,7 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
@@ -583,13 +584,23 @@ def keys() -> None:
     """API keys: create (prints the key alone on its last line), list, revoke."""
 
 
-def _keystore(data: str) -> Any:
-    """The server's key file: ``GRAPHMEM_KEYS_FILE`` when set (as in the compose file),
-    else ``keys.db`` in the data folder - the same rule ``graphmem serve`` follows."""
+@contextmanager
+def _keystore(data: str) -> Iterator[Any]:
+    """The server's keys, by the rule ``graphmem serve`` follows: ``GRAPHMEM_KEYS_FILE`` when
+    set, else the graph database itself for a URL (every replica shares them), else
+    ``keys.db`` in the data folder (writable while the server runs)."""
     from graphmem.api.keys import KeyStore
     from graphmem.api.settings import Settings
 
-    return KeyStore(Settings.from_env(data=str(data)).keys_path())
+    settings = Settings.from_env(data=str(data))
+    if not settings.keys_in_store:
+        yield KeyStore(settings.keys_path())
+        return
+    with Location(data).open() as mem:
+        records = mem.key_records()
+        if records is None:  # pragma: no cover - every URL store keeps keys
+            raise MissingStoreError(f"{data} keeps no API keys: set GRAPHMEM_KEYS_FILE")
+        yield KeyStore(records)
 
 
 @keys.command("create")
@@ -601,7 +612,8 @@ def _keystore(data: str) -> Any:
 @click.option("--label", default=None)
 @handles_errors
 def keys_create(data: str, namespaces: tuple[str, ...], role: str, label: str | None) -> None:
-    key_id, key = _keystore(data).create(list(namespaces), role, label)
+    with _keystore(data) as store:
+        key_id, key = store.create(list(namespaces), role, label)
     click.echo(f"created key {key_id} ({role}) for {', '.join(namespaces)}; it is shown once:")
     click.echo(key)
 
@@ -611,7 +623,8 @@ def keys_create(data: str, namespaces: tuple[str, ...], role: str, label: str | 
 @json_option
 @handles_errors
 def keys_list(data: str, as_json: bool) -> None:
-    rows = _keystore(data).list()
+    with _keystore(data) as store:
+        rows = store.list()
     if as_json:
         _echo_json(rows)
         return
@@ -625,7 +638,8 @@ def keys_list(data: str, as_json: bool) -> None:
 @click.argument("key_id")
 @handles_errors
 def keys_revoke(data: str, key_id: str) -> None:
-    _keystore(data).revoke(key_id)
+    with _keystore(data) as store:
+        store.revoke(key_id)
     click.echo(f"revoked {key_id}")
 
 

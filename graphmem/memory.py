@@ -32,7 +32,7 @@ from graphmem.models import (
     utcnow,
 )
 from graphmem.retrieval import Retriever
-from graphmem.store.base import Counts, MemoryStore
+from graphmem.store.base import Counts, KeyRecords, MemoryStore
 from graphmem.text import Analyzer
 from graphmem.writes import Writer
 
@@ -236,6 +236,10 @@ class GraphMemory:
         default the last hour)."""
         since = since or self.clock() - timedelta(hours=1)
         return self.backend.transition_counts(v.namespace(namespace), since)
+
+    def key_records(self) -> KeyRecords | None:
+        """Where this store keeps API keys itself (a graph database), else None."""
+        return self.backend if isinstance(self.backend, KeyRecords) else None
 
     def ping(self) -> None:
         """Raise StoreError unless the store answers a query."""

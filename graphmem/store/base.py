@@ -252,3 +252,27 @@ class MemoryStore(Protocol):
     def lease_holder(self, name: str) -> tuple[str, datetime] | None:
         """(owner, expires_at) of the named lease, expired or not; None if never taken."""
         ...
+
+
+@runtime_checkable
+class KeyRecords(Protocol):
+    """Where API key records live (hashes only): a graph database, so every API replica of
+    it shares them (``CypherStore``), or the embedded default's ``keys.db`` file beside its
+    data (``graphmem.api.keys.KeyFile``: a second process may write keys while the server
+    runs, which the data folder's one-process lock would not allow)."""
+
+    def save_key(self, record: dict[str, Any]) -> None:
+        """Store a new record: id, hash, namespaces, role, label, created_at (seconds)."""
+        ...
+
+    def key_by_hash(self, key_hash: str) -> dict[str, Any] | None:
+        """The active (not revoked) record of a hash: id, namespaces, role."""
+        ...
+
+    def list_keys(self) -> list[dict[str, Any]]:
+        """Every record, oldest first, without hashes (revoked_at None while active)."""
+        ...
+
+    def revoke_key(self, key_id: str, at: float) -> bool:
+        """Revoke an active key; False when there is no active key of that id."""
+        ...

@@ -36,12 +36,13 @@ log = logging.getLogger(__name__)
 SCHEMA = {
     "falkordb": ["schema/memory_lookup", "schema/transition_lookup", "schema/vector_key_content",
                  "schema/vector_key_context",
-                 "schema/vector_content", "schema/vector_context", "schema/fulltext"],
+                 "schema/vector_content", "schema/vector_context", "schema/fulltext",
+                 "schema/key_lookup"],
     "neo4j": ["schema/memory_key", "schema/memory_lookup", "schema/memory_time",
               "schema/memory_hash", "schema/memory_created", "schema/transition_lookup",
               "schema/vector_key_content",
               "schema/vector_key_context", "schema/vector_content", "schema/vector_context",
-              "schema/fulltext"],
+              "schema/fulltext", "schema/key_lookup"],
 }
 _VECTOR_TARGET = {  # allow-list: field -> (parameter name, index (Neo4j) / label (FalkorDB))
     "neo4j": {"content": ("index", "content_vector"), "context": ("index", "context_vector")},
@@ -393,6 +394,22 @@ class CypherStore:
                 self.conn.ensure_schema([self._st(f"schema/drop_vector_{field}"),
                                          self._st(f"schema/vector_{field}")])
         return deleted
+
+    # API keys (``KeyRecords``): shared by every API replica of this database ----------------
+    def save_key(self, record: dict[str, Any]) -> None:
+        self._run("key/save", True, id=record["id"], hash=record["hash"],
+                  namespaces=list(record["namespaces"]), role=record["role"],
+                  label=record.get("label"), created_at=float(record["created_at"]))
+
+    def key_by_hash(self, key_hash: str) -> dict[str, Any] | None:
+        rows = self._run("key/by_hash", hash=key_hash)
+        return dict(rows[0]) if rows else None
+
+    def list_keys(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self._run("key/list")]
+
+    def revoke_key(self, key_id: str, at: float) -> bool:
+        return int(self._run("key/revoke", True, id=key_id, at=at)[0]["revoked"]) > 0
 
     # jobs -----------------------------------------------------------------------------------
     def save_run(self, run: dict[str, Any]) -> None:

@@ -295,7 +295,9 @@ def test_docker_compose_file_is_valid() -> None:
     assert "/readyz" in " ".join(api["healthcheck"]["test"])
     assert api["environment"]["GRAPHMEM_DATA"].startswith("neo4j://")
     assert api["build"] == "." and (root / "Dockerfile").exists()
-    assert set(doc["volumes"]) >= {"neo4j-data", "graphmem-keys"}
+    assert set(doc["volumes"]) >= {"neo4j-data"}
+    # API keys live in Neo4j (every replica shares them): no key file, no keys volume
+    assert "GRAPHMEM_KEYS_FILE" not in api["environment"] and "volumes" not in api
 
 
 def test_consolidation_routes(server: Server) -> None:

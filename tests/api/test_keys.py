@@ -1,0 +1,101 @@
+"""API keys: in the graph database when the data lives there, so every API replica accepts a
+key any of them (or the CLI) created, and a revocation reaches them all; the embedded
+default keeps its key file beside the data."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from graphmem import GraphMemory
+from graphmem.api.app import create_app
+from graphmem.api.keys import KeyStore
+from graphmem.api.settings import Settings
+from graphmem.config import GraphMemConfig, StoreConfig
+from tests.conftest import Clock, FakeEmbedder
+
+GM = shutil.which("graphmem", path=str(Path(sys.executable).parent)) or shutil.which("graphmem")
+
+
+@pytest.fixture(params=["falkordb", "neo4j"])
+def database(request: pytest.FixtureRequest) -> Iterator[tuple[str, GraphMemConfig]]:
+    """A graph database URL (a fresh FalkorDB graph, or the emptied test Neo4j)."""
+    if request.param == "falkordb":
+        url = request.getfixturevalue("falkordb_server").url
+        yield url, GraphMemConfig(store=StoreConfig(falkordb_graph=f"k{uuid.uuid4().hex}"))
+    else:
+        from tests.conftest import _wipe_neo4j
+
+        url = request.getfixturevalue("neo4j_uri")
+        _wipe_neo4j(url)
+        yield url, GraphMemConfig()
+
+
+def _replica(url: str, config: GraphMemConfig) -> tuple[TestClient, GraphMemory]:
+    mem = GraphMemory.open(url, config=config, clock=Clock(), embedder=FakeEmbedder())
+    settings = Settings(data=url, scheduler=False, key_cache_seconds=0.5,
+                        falkordb_graph=config.store.falkordb_graph)
+    return TestClient(create_app(settings, memory=mem)), mem
+
+
+def _status(client: TestClient, key: str) -> int:
+    return client.get("/v1/stats", params={"namespace": "ops"},
+                      headers={"Authorization": f"Bearer {key}"}).status_code
+
+
+def test_replicas_share_keys_through_the_database(database: tuple[str, GraphMemConfig]
+                                                  ) -> None:
+    url, config = database
+    (a, mem_a), (b, mem_b) = _replica(url, config), _replica(url, config)
+    try:
+        with a, b:
+            key_id, key = a.app.state.keys.create(["ops"], "writer")  # type: ignore[attr-defined]
+            assert _status(a, key) == 200 and _status(b, key) == 200
+            assert _status(b, key.replace("_", "-")) == 401
+            listed = b.app.state.keys.list()  # type: ignore[attr-defined]
+            assert [(k["id"], k["revoked"]) for k in listed] == [(key_id, False)]
+            assert "hash" not in listed[0]
+            a.app.state.keys.revoke(key_id)  # type: ignore[attr-defined]
+            assert _status(a, key) == 401  # this replica forgets it at once
+            time.sleep(0.6)  # the other within key_cache_seconds
+            assert _status(b, key) == 401
+    finally:
+        mem_a.close()
+        mem_b.close()
+
+
+def test_the_cli_writes_keys_into_the_database(database: tuple[str, GraphMemConfig]) -> None:
+    url, config = database
+    assert GM
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    if config.store.falkordb_graph != "graphmem":
+        env["GRAPHMEM_FALKORDB_GRAPH"] = config.store.falkordb_graph
+    out = subprocess.run([GM, "keys", "create", "--data", url, "-n", "ops", "--role", "reader"],
+                         capture_output=True, text=True, env=env, timeout=180)
+    assert out.returncode == 0, out.stderr
+    key = out.stdout.strip().splitlines()[-1]
+    mem = GraphMemory.open(url, config=config, embedder=FakeEmbedder())
+    try:
+        records: Any = mem.key_records()
+        who = KeyStore(records).verify(key)
+        assert who is not None and who.role == "reader" and who.may_use("ops")
+    finally:
+        mem.close()
+    assert not Path("graphmem-keys.db").exists()  # nothing written beside the caller
+
+
+def test_the_embedded_default_keeps_its_key_file(tmp_path: Path) -> None:
+    settings = Settings(data=str(tmp_path / "data"), scheduler=False)
+    assert not settings.keys_in_store and settings.keys_path() == tmp_path / "data" / "keys.db"
+    with GraphMemory.open(tmp_path / "data", embedder=FakeEmbedder()) as mem:
+        assert mem.key_records() is None
