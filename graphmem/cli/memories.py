@@ -1,0 +1,255 @@
+"""Commands on memories: store, search, show, relate, stats, import, export."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from graphmem.cli.common import (
+    Location,
+    _echo_json,
+    _fail,
+    data_option,
+    handles_errors,
+    json_option,
+    main,
+    ns_option,
+)
+from graphmem.memory import GraphMemory
+
+
+@main.command()
+@data_option
+@ns_option
+@json_option
+@click.argument("content")
+@click.option("--importance", type=float, default=0.5, show_default=True)
+@click.option("--tier", type=click.Choice(["fast", "medium", "slow", "glacial"]))
+@click.option("--session", "session_id", help="session / episode id (adds FOLLOWS edges)")
+@click.option("--source", help="who said it (speaker / agent)")
+@click.option("--topic")
+@click.option("--meta", multiple=True, metavar="KEY=VALUE", help="metadata, repeatable")
+@click.option("--relate", "relations", multiple=True, metavar="TYPE:ID",
+              help="relation from the new memory, e.g. CAUSES:<id>; repeatable")
+@handles_errors
+def store(data: Location, namespace: str, as_json: bool, content: str, importance: float,
+          tier: str | None, session_id: str | None, source: str | None, topic: str | None,
+          meta: tuple[str, ...], relations: tuple[str, ...]) -> None:
+    """Store one memory."""
+    metadata = {}
+    for item in meta:
+        key, sep, value = item.partition("=")
+        if not sep:
+            _fail(f"--meta needs KEY=VALUE, got {item!r}")
+        metadata[key] = value
+    rels = []
+    for item in relations:
+        rtype, sep, target = item.partition(":")
+        if not sep:
+            _fail(f"--relate needs TYPE:ID, got {item!r}")
+        rels.append((rtype, target))
+    with data.open() as mem:
+        m = mem.store(content, namespace=namespace, importance=importance, tier=tier,
+                      session_id=session_id, source=source, topic=topic, metadata=metadata,
+                      relations=rels)
+    if as_json:
+        _echo_json(m.to_dict())
+    else:
+        click.echo(f"{m.id}  [{m.tier.value}] {m.content[:70]}")
+
+
+@main.command()
+@data_option
+@ns_option
+@json_option
+@click.argument("query")
+@click.option("--limit", "-k", type=int, default=10, show_default=True)
+@click.option("--depth", type=int, default=None, help="walk depth 0..2")
+@click.option("--strategy", type=click.Choice(["weighted", "fast_first", "comprehensive"]))
+@click.option("--tier", "tiers", multiple=True,
+              type=click.Choice(["fast", "medium", "slow", "glacial"]))
+@click.option("--min-similarity", type=float, default=None)
+@click.option("--index", "index_only", is_flag=True, help="compact previews only")
+@click.option("--archived", "include_archived", is_flag=True, default=None,
+              help="also reach archived memories through their summaries")
+@click.option("--record-access", is_flag=True,
+              help="count the results as accessed, as an agent's search does (by default an "
+                   "operator's search is read-only and changes nothing)")
+@handles_errors
+def search(data: Location, namespace: str, as_json: bool, query: str, limit: int,
+           depth: int | None, strategy: str | None, tiers: tuple[str, ...],
+           min_similarity: float | None, index_only: bool, include_archived: bool | None,
+           record_access: bool) -> None:
+    """Retrieve memories for a query (full pipeline), with score terms and paths."""
+    opts: dict[str, Any] = {"limit": limit, "depth": depth, "strategy": strategy,
+                            "tiers": list(tiers) or None, "min_similarity": min_similarity,
+                            "include_archived": include_archived or None}
+    with data.open() as mem:
+        if index_only:
+            entries = mem.search_index(query, namespace=namespace, **opts)
+            if as_json:
+                _echo_json([e.to_dict() for e in entries])
+            for e in entries if not as_json else ():
+                click.echo(f"{e.score:7.3f}  {e.id}  [{e.tier.value}] ~{e.token_estimate} tok  "
+                           f"{e.preview}")
+            return
+        results = mem.retrieve(query, namespace=namespace, record_access=record_access, **opts)
+    if as_json:
+        _echo_json([r.to_dict() for r in results])
+        return
+    if not results:
+        click.echo("no results")
+    for r in results:
+        flag = "  DISPUTED" if r.disputed else ""
+        click.echo(f"{r.score:7.3f}  [{r.memory.tier.value}] {r.memory.content[:90]}{flag}")
+        click.echo(f"         id {r.memory.id}  via {r.path}")
+        click.echo("         " + "  ".join(f"{k}={v:.3f}" for k, v in r.terms.items() if v))
+
+
+@main.command()
+@data_option
+@ns_option
+@json_option
+@click.argument("memory_id")
+@handles_errors
+def show(data: Location, namespace: str, as_json: bool, memory_id: str) -> None:
+    """Show one memory with its relations."""
+    with data.open() as mem:
+        m = mem.get(memory_id, namespace=namespace)
+        rels = mem.relations(memory_id, namespace=namespace)
+    if as_json:
+        _echo_json({"memory": m.to_dict(), "relations": [r.to_dict() for r in rels]})
+        return
+    for key, value in m.to_dict().items():
+        click.echo(f"{key:>17}: {value}")
+    for r in rels:
+        other, arrow = ((r.target_id, f"-[{r.type.value}]->") if r.source_id == memory_id
+                        else (r.source_id, f"<-[{r.type.value}]-"))
+        score = f" score={r.score:.3f}" if r.score is not None else ""
+        click.echo(f"  {arrow} {other} ({r.source.value}{score})")
+
+
+@main.command()
+@data_option
+@ns_option
+@json_option
+@click.argument("source_id")
+@click.argument("type")
+@click.argument("target_id")
+@click.option("--score", type=float, default=None)
+@click.option("--delete", is_flag=True, help="remove the relation instead")
+@handles_errors
+def relate(data: Location, namespace: str, as_json: bool, source_id: str, type: str,
+           target_id: str, score: float | None, delete: bool) -> None:
+    """Relate two memories: SOURCE_ID TYPE TARGET_ID (CAUSES, REFERENCES, SIMILAR_TO,
+    CONTRADICTS)."""
+    with data.open() as mem:
+        if delete:
+            mem.unrelate(source_id, target_id, type, namespace=namespace)
+            out: dict[str, Any] = {"deleted": True, "source_id": source_id, "type": type.upper(),
+                                   "target_id": target_id}
+        else:
+            out = mem.relate(source_id, target_id, type, namespace=namespace,
+                             score=score).to_dict()
+    if as_json:
+        _echo_json(out)
+    else:
+        verb = "removed" if delete else "related"
+        click.echo(f"{verb}: {source_id} -[{type.upper()}]-> {target_id}")
+
+
+@main.command()
+@data_option
+@ns_option
+@json_option
+@handles_errors
+def stats(data: Location, namespace: str, as_json: bool) -> None:
+    """Counts by tier, status, kind and edge type."""
+    with data.open() as mem:
+        s = mem.stats(namespace=namespace)
+    if as_json:
+        _echo_json(s)
+        return
+    click.echo(f"namespace {s['namespace']}: {s['memories']} memories")
+    for group in ("tiers", "statuses", "kinds", "edges"):
+        click.echo(f"  {group:>8}: " + "  ".join(f"{k}={v}" for k, v in s[group].items()))
+
+
+def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    with (sys.stdin if str(path) == "-" else path.open(encoding="utf-8")) as fh:
+        for n, line in enumerate(fh, start=1):
+            if line.strip():
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise json.JSONDecodeError(f"line {n}: {exc.msg}", exc.doc, exc.pos) from None
+                if not isinstance(rec, dict):
+                    _fail(f"line {n}: not a JSON object")
+                yield rec
+
+
+@main.command("import")
+@data_option
+@ns_option
+@json_option
+@click.argument("path", type=click.Path(path_type=Path, allow_dash=True))
+@click.option("--batch", "batch_size", type=int, default=1000, show_default=True)
+@handles_errors
+def import_(data: Location, namespace: str, as_json: bool, path: Path, batch_size: int) -> None:
+    """Import JSONL records (as written by export; memories without embedding are embedded).
+
+    Plain lines with just {"content": ...} are stored as new memories."""
+    from tqdm import tqdm
+
+    if str(path) != "-" and not path.exists():
+        _fail(f"no such file: {path}")
+    total = None
+    if str(path) != "-":
+        with path.open("rb") as fh:
+            total = sum(1 for line in fh if line.strip())
+    with data.open() as mem, tqdm(total=total, unit="rec", disable=as_json,
+                                             file=sys.stderr) as bar:
+        n_mem, n_edges = _import(mem, _read_jsonl(path), namespace, batch_size, bar.update)
+    if as_json:
+        _echo_json({"memories": n_mem, "edges": n_edges})
+    else:
+        click.echo(f"imported {n_mem} memories and {n_edges} edges into {namespace}")
+
+
+def _import(mem: GraphMemory, records: Iterator[dict[str, Any]], namespace: str,
+            batch_size: int, progress: Callable[[int], None]) -> tuple[int, int]:
+    """Exported records are written as they are; plain {"content": ...} lines are stored."""
+    first = next(records, None)
+    if first is None:
+        return 0, 0
+    stream = itertools.chain([first], records)
+    if "record" in first:
+        return mem.import_records(stream, namespace=namespace, batch_size=batch_size,
+                                  progress=progress)
+    count = 0
+    while chunk := list(itertools.islice(stream, batch_size)):
+        count += len(mem.store_many(chunk, namespace=namespace))
+        progress(len(chunk))
+    return count, 0
+
+
+@main.command()
+@data_option
+@ns_option
+@click.argument("path", type=click.Path(path_type=Path, allow_dash=True), default="-")
+@handles_errors
+def export(data: Location, namespace: str, path: Path) -> None:
+    """Export a namespace as JSONL (memories with embeddings, then edges)."""
+    with data.open() as mem:
+        if str(path) == "-":
+            n = mem.export_jsonl(sys.stdout, namespace=namespace)
+        else:
+            with path.open("w", encoding="utf-8") as fh:
+                n = mem.export_jsonl(fh, namespace=namespace)
+    click.echo(f"exported {n} records", err=True)
