@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from graphmem import fusion
+from graphmem import fusion, scoring
 from graphmem import validation as v
 from graphmem.access import AccessLog
 from graphmem.bm25 import bm25
@@ -171,19 +171,10 @@ class Retriever:
         found = self.store.keyword_topk(ns, seed_terms, max(rc.keyword_k, rc.keyword_pool),
                                         tiers=q.tiers, statuses=statuses)
         keyword = self._rescore_keyword(ns, seed_terms, stats, found)[: rc.keyword_k]
-        best_sim: dict[str, float] = {}
-        for id_, s in dense + context:
-            best_sim[id_] = max(s, best_sim.get(id_, -1.0))
-        matched = {id_ for id_, _ in keyword}
-        admitted = lambda i: i in matched or best_sim.get(i, -1.0) >= q.min_similarity  # noqa: E731
-        seed_rank = fusion.rrf([[i for i, _ in dense if admitted(i)],
-                                [i for i, _ in keyword],
-                                [i for i, _ in context if admitted(i)]], k=rc.rrf_k)
-        if not seed_rank:
+        ordered, seeds = scoring.seeds(dense, context, keyword, q.min_similarity, rc.rrf_k,
+                                       rc.seeds)
+        if not seeds:
             return []
-        ordered = sorted(seed_rank, key=lambda i: -seed_rank[i])
-        top = seed_rank[ordered[0]]
-        seeds = {i: seed_rank[i] / top for i in ordered[: rc.seeds]}
 
         # 3. bounded walk
         edges = (self.store.neighbourhood(ns, seeds, q.depth, max_nodes=rc.max_walk_nodes)
@@ -210,19 +201,9 @@ class Retriever:
         kw, ctx_kw = self._keyword_terms(terms, stats, [memories[i] for i in cands])
         signals = [sem, kw, ctx_sem, ctx_kw]
         weights = [w.semantic, w.keyword, w.context_semantic, w.context_keyword]
-        if rc.fusion == "zscore":
-            relevance = fusion.zscore_fuse(signals, weights, cands)
-        else:
-            relevance = {i: s * 60 for i, s in
-                         fusion.rank_fuse(signals, weights, cands, k=rc.rrf_k).items()}
+        relevance = scoring.relevance(signals, weights, cands, rc)
         cand_set = set(cands)
-        follows: dict[str, float] = dict.fromkeys(cands, 0.0)
-        if rc.follows_share > 0:
-            for e in edges:
-                if e.type is RelationType.FOLLOWS and e.source_id in cand_set \
-                        and e.target_id in cand_set:
-                    follows[e.source_id] += rc.follows_share * relevance[e.target_id]
-                    follows[e.target_id] += rc.follows_share * relevance[e.source_id]
+        follows = scoring.follows(relevance, edges, cands, rc.follows_share)
         walked = propagate(relevance, edges, q.depth, rc.edge_weights, rc.hop_decay,
                            skip=rc.walk_skip)
         ppr = personalised_pagerank(cands, edges, {i: s for i, s in seeds.items()
@@ -248,10 +229,7 @@ class Retriever:
                 "tier": rc.tier_weights[m.tier] if q.strategy == "weighted" else 0.0,
                 "source": 1.0 if m.source is not None and m.source == source else 0.0,
             }
-            score = (relevance[i] + follows[i] + w.walk * walked[i] + w.graph * terms_i["graph"]
-                     + w.importance * terms_i["importance"] + w.recency * terms_i["recency"]
-                     + w.popularity * terms_i["popularity"] + w.tier * terms_i["tier"]
-                     + w.source * terms_i["source"])
+            score = scoring.score(terms_i, w)
             if i in lineage:  # an archived memory, reached through its summary
                 path = WalkPath(nodes=(lineage[i], i),
                                 steps=(PathStep(RelationType.SUMMARIZES, True),))
