@@ -77,7 +77,15 @@ class KeyFile:
 
 class KeyStore:
     """Create, verify, list and revoke keys over ``records`` (a ``KeyRecords``, or the path
-    of a key file)."""
+    of a key file).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> keys = KeyStore(pathlib.Path(tempfile.mkdtemp()) / "keys.db")
+        >>> key_id, key = keys.create(["ops"], "reader")
+        >>> keys.verify(key).role, keys.verify("gm_wrong") is None
+        ('reader', True)
+    """
 
     def __init__(self, records: KeyRecords | Path | str, *, ttl: float = 5.0) -> None:
         self.records: KeyRecords = (KeyFile(Path(records)) if isinstance(records, Path | str)

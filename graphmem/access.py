@@ -22,6 +22,20 @@ Access = tuple[str, float | None]
 
 
 class AccessLog:
+    """Counts accesses of memories: retrievals (``record``), full reads (``reinforce``).
+
+    Example:
+        >>> import tempfile
+        >>> from graphmem import GraphMemory
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
+        >>> m = mem.store("a note", namespace="ops")
+        >>> log = AccessLog(mem.core)
+        >>> log.record("ops", [(m.id, 0.8)])[m.id].access_count
+        1
+        >>> mem.close()
+    """
+
     def __init__(self, core: Core, lock: AbstractContextManager[Any] | None = None) -> None:
         self.core = core
         self.lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()

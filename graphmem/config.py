@@ -215,6 +215,16 @@ class ConsolidationConfig(_Frozen):
 
 
 class GraphMemConfig(_Frozen):
+    """Everything the library can be told, by section; frozen, validated, never read from
+    the environment (the server's ``Settings`` builds one from ``GRAPHMEM_*``).
+
+    Example:
+        >>> cfg = GraphMemConfig(tiers=TiersConfig(fast=TierConfig(
+        ...     half_life_hours=2, capacity=100, entry_importance=0.8)))
+        >>> cfg.tiers.fast.half_life_hours, cfg.tiers.medium.half_life_hours
+        (2.0, 24.0)
+    """
+
     tiers: TiersConfig = TiersConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
     write: WriteConfig = WriteConfig()

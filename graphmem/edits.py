@@ -28,7 +28,18 @@ from graphmem.writes import Writer
 
 
 class Editor:
-    """Changes to memories that already exist (``Writer`` adds new ones)."""
+    """Changes to memories that already exist (``Writer`` adds new ones).
+
+    Example:
+        >>> import tempfile
+        >>> from graphmem import GraphMemory
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
+        >>> m = mem.store("a note", namespace="ops")
+        >>> Editor(mem.core, Writer(mem.core)).set_pinned("ops", m.id, True).pinned
+        True
+        >>> mem.close()
+    """
 
     def __init__(self, core: Core, writer: Writer) -> None:
         self.core = core

@@ -54,6 +54,20 @@ class MaintenanceReport:
 
 
 class Maintainer:
+    """Decay, promotion, demotion, expiry and eviction over whole namespaces, one page at a
+    time under the write lock (ADR 0004, ADR 0006).
+
+    Example:
+        >>> import tempfile
+        >>> from graphmem import GraphMemory
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
+        >>> _ = mem.store("a note", namespace="ops")
+        >>> Maintainer(mem.core).run("ops", dry_run=True).scanned
+        1
+        >>> mem.close()
+    """
+
     def __init__(self, core: Core, lock: AbstractContextManager[Any] | None = None) -> None:
         self.store = core.store
         self.config = core.config

@@ -68,6 +68,21 @@ class Query:
 
 
 class Retriever:
+    """The retrieval pipeline: vector, context and keyword seeds, a bounded walk over typed
+    edges, and the rerank (``scoring``); results explain their score terms and path.
+
+    Example:
+        >>> import tempfile
+        >>> from graphmem import GraphMemory
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
+        >>> m = mem.store("the deploy failed", namespace="ops")
+        >>> r = Retriever(mem.core)
+        >>> [x.memory.id for x in r.retrieve(r.query("deploy", "ops"), touch=False)] == [m.id]
+        True
+        >>> mem.close()
+    """
+
     def __init__(self, core: Core, access: AccessLog | None = None) -> None:
         self.core = core
         self.access = access or AccessLog(core)

@@ -75,6 +75,19 @@ def context_text(predecessor: str, content: str) -> str:
 
 
 class Writer:
+    """Adds memories: validates a batch, embeds it, deduplicates exact twins, links sessions
+    (FOLLOWS) and near neighbours (SIMILAR_TO), and writes it as one atomic ``WriteBatch``.
+
+    Example:
+        >>> import tempfile
+        >>> from graphmem import GraphMemory
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
+        >>> [m.tier.value for m in Writer(mem.core).store_many("ops", ["a", "b"])]
+        ['medium', 'medium']
+        >>> mem.close()
+    """
+
     def __init__(self, core: Core) -> None:
         self.core = core
         self.store = core.store

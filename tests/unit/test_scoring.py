@@ -48,6 +48,6 @@ def test_score_is_relevance_follows_and_the_weighted_terms() -> None:
 def test_relevance_fusion_modes_rank_alike() -> None:
     signals = [{"a": 0.9, "b": 0.1}, {"a": 2.0, "b": 1.0}]
     for mode in ("rrf", "zscore"):
-        rc = RetrievalConfig(fusion=mode)  # type: ignore[arg-type]
+        rc = RetrievalConfig(fusion=mode)
         rel = scoring.relevance(signals, [1.0, 1.0], ["a", "b"], rc)
         assert rel["a"] > rel["b"], mode
