@@ -132,9 +132,8 @@ class Settings(BaseSettings):
         store = self.store.model_copy(update={k: v for k, v in (
             ("neo4j_user", self.neo4j_user), ("neo4j_password", self.neo4j_password),
             ("falkordb_graph", self.falkordb_graph)) if v is not None})
-        return GraphMemConfig(tiers=self.tiers, embedding=self.embedding, write=self.write,
-                              retrieval=self.retrieval, store=store, dynamics=self.dynamics,
-                              consolidation=self.consolidation)
+        sections = {name: getattr(self, name) for name in GraphMemConfig.model_fields}
+        return GraphMemConfig(**sections | {"store": store})
 
     def effective(self) -> dict[str, Any]:
         """Every setting as it is in effect, secrets masked (``graphmem config show``)."""

@@ -95,6 +95,13 @@ def consolidate(data: Location, namespace: str | None, dry_run: bool, as_json: b
                f"check loss {r['retrieval_check']['loss']}")
 
 
+def _echo_run(run: Any, as_json: bool) -> None:
+    if as_json:
+        _echo_json({"id": run.id, "status": run.status})
+    else:
+        click.echo(f"{run.id}: {run.status}")
+
+
 @main.command()
 @data_option
 @click.argument("run_id")
@@ -104,10 +111,7 @@ def approve(data: Location, run_id: str, as_json: bool) -> None:
     """Apply a consolidation run held for approval."""
     with data.open() as mem:
         run = mem.approve(run_id)
-    if as_json:
-        _echo_json({"id": run.id, "status": run.status})
-        return
-    click.echo(f"{run.id}: {run.status}")
+    _echo_run(run, as_json)
 
 
 @main.command()
@@ -119,10 +123,7 @@ def rollback(data: Location, run_id: str, as_json: bool) -> None:
     """Undo a consolidation run: summaries removed, archived members restored."""
     with data.open() as mem:
         run = mem.rollback(run_id)
-    if as_json:
-        _echo_json({"id": run.id, "status": run.status})
-        return
-    click.echo(f"{run.id}: {run.status}")
+    _echo_run(run, as_json)
 
 
 @main.command()
