@@ -196,7 +196,7 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
         await anyio.to_thread.run_sync(warm_up)  # off the event loop, before the first request
         scheduler = None
         if settings.scheduler:
-            from graphmem.scheduler import start_scheduler
+            from graphmem.engine.scheduler import start_scheduler
 
             scheduler = start_scheduler(mem)
         try:

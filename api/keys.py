@@ -11,68 +11,19 @@ round trip; a revocation reaches every replica within that time.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import secrets
-import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 from graphmem.api.auth import ROLES, Principal
-from graphmem.errors import NotFoundError, StoreError, ValidationError
+from graphmem.errors import NotFoundError, ValidationError
 from graphmem.store.base import KeyRecords
+from graphmem.store.keyfile import KeyFile
 
 
 def _hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
-
-
-class KeyFile:
-    """``KeyRecords`` in a small SQLite file of its own (created 0600)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-
-    def _conn(self) -> sqlite3.Connection:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if not self.path.exists():  # key hashes are private: created 0600
-                os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
-            conn = sqlite3.connect(self.path, timeout=10)
-            conn.execute("CREATE TABLE IF NOT EXISTS api_keys (id TEXT PRIMARY KEY, hash TEXT "
-                         "UNIQUE NOT NULL, namespaces TEXT NOT NULL, role TEXT NOT NULL, "
-                         "label TEXT, created_at REAL NOT NULL, revoked_at REAL)")
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot open the key file {self.path}: {exc}") from exc
-        return conn
-
-    def save_key(self, record: dict[str, Any]) -> None:
-        with self._conn() as conn:
-            conn.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, NULL)",
-                         (record["id"], record["hash"], json.dumps(sorted(record["namespaces"])),
-                          record["role"], record.get("label"), record["created_at"]))
-
-    def key_by_hash(self, key_hash: str) -> dict[str, Any] | None:
-        with self._conn() as conn:
-            row = conn.execute("SELECT id, namespaces, role FROM api_keys WHERE hash = ? AND "
-                               "revoked_at IS NULL", (key_hash,)).fetchone()
-        return None if row is None else {"id": row[0], "namespaces": json.loads(row[1]),
-                                         "role": row[2]}
-
-    def list_keys(self) -> list[dict[str, Any]]:
-        with self._conn() as conn:
-            rows = conn.execute("SELECT id, namespaces, role, label, created_at, revoked_at "
-                                "FROM api_keys ORDER BY created_at, id").fetchall()
-        return [{"id": r[0], "namespaces": json.loads(r[1]), "role": r[2], "label": r[3],
-                 "created_at": r[4], "revoked_at": r[5]} for r in rows]
-
-    def revoke_key(self, key_id: str, at: float) -> bool:
-        with self._conn() as conn:
-            cur = conn.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND "
-                               "revoked_at IS NULL", (at, key_id))
-        return cur.rowcount > 0
 
 
 class KeyStore:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 # The request schema states every constraint validation enforces (schemathesis checks that a
 # schema-valid request is accepted). Patterns are full matches; no stored text holds a control
-# character other than tab, newline and carriage return (graphmem.validation).
+# character other than tab, newline and carriage return (graphmem.rules.validation).
 _CTRL = "\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f"
 NS_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$"
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"

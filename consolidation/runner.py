@@ -22,18 +22,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from graphmem import dynamics
 from graphmem.consolidation import cluster as clustering
 from graphmem.consolidation import policy
 from graphmem.consolidation.summarise import KeyPhrases, summarise
 from graphmem.errors import ConflictError, NotFoundError
 from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status, Tier
+from graphmem.rules import dynamics
+from graphmem.rules.text import content_hash, is_chit_chat, preview
+from graphmem.rules.tiers import tier_for_importance
 from graphmem.store.base import WriteBatch
-from graphmem.text import content_hash, is_chit_chat, preview
-from graphmem.tiers import tier_for_importance
 
 if TYPE_CHECKING:
-    from graphmem.core import Core
+    from graphmem.engine.core import Core
 
 log = logging.getLogger(__name__)
 LEASE = "graphmem-consolidation"

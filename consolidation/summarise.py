@@ -12,7 +12,7 @@ import numpy as np
 
 from graphmem.config import ConsolidationConfig
 from graphmem.errors import ConfigError
-from graphmem.text import CHIT_CHAT_WORDS, STOP_WORDS, normalise_content, strip_speaker
+from graphmem.rules.text import CHIT_CHAT_WORDS, STOP_WORDS, normalise_content, strip_speaker
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 class KeyPhrases:
     """TF-IDF over all of a run's candidates, fitted once; ``top(texts, n)`` gives the terms
     (1-2 words) that most distinguish a cluster from that background. Stop words are the
-    retrieval analyser's list plus chit-chat words (one list, ``graphmem.text``); speaker
+    retrieval analyser's list plus chit-chat words (one list, ``graphmem.rules.text``); speaker
     labels do not count."""
 
     def __init__(self, background: Sequence[str]) -> None:

@@ -8,16 +8,17 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
-from graphmem import reads
-from graphmem import records as _records
-from graphmem import validation as v
-from graphmem.access import AccessLog
 from graphmem.config import GraphMemConfig
-from graphmem.core import Clock, Core
-from graphmem.edits import Editor
-from graphmem.embedding import Embedder, SentenceTransformerEmbedder
+from graphmem.engine import reads
+from graphmem.engine import records as _records
+from graphmem.engine.access import AccessLog
+from graphmem.engine.core import Clock, Core
+from graphmem.engine.edits import Editor
+from graphmem.engine.embedding import Embedder, SentenceTransformerEmbedder
+from graphmem.engine.maintenance import Maintainer, MaintenanceReport
+from graphmem.engine.retrieval import Retriever
+from graphmem.engine.writes import Writer
 from graphmem.errors import ValidationError
-from graphmem.maintenance import Maintainer, MaintenanceReport
 from graphmem.models import (
     IndexEntry,
     Memory,
@@ -31,10 +32,9 @@ from graphmem.models import (
     Transition,
     utcnow,
 )
-from graphmem.retrieval import Retriever
+from graphmem.rules import validation as v
+from graphmem.rules.text import Analyzer
 from graphmem.store.base import Counts, KeyRecords, MemoryStore
-from graphmem.text import Analyzer
-from graphmem.writes import Writer
 
 
 class GraphMemory:
@@ -64,7 +64,6 @@ class GraphMemory:
         self._access = AccessLog(self.core, self._write_lock)
         self._retriever = Retriever(self.core, self._access)
         self._maintainer = Maintainer(self.core, self._write_lock)
-        #: the bundle's parts, as attributes (the same objects)
         self.backend, self.config, self.clock = store, config, self.core.clock
         self.embedder: Embedder = self.core.embedder
 
@@ -178,9 +177,8 @@ class GraphMemory:
 
     def maintain(self, namespace: str | None = None, *,
                  dry_run: bool = False) -> MaintenanceReport:
-        """Decay, promotions, demotions, expiry and eviction (see ``graphmem.maintenance``)."""
-        if namespace is not None:
-            namespace = v.namespace(namespace)
+        """Decay, promotions, demotions, expiry and eviction (``engine.maintenance``)."""
+        namespace = None if namespace is None else v.namespace(namespace)
         return self._maintainer.run(namespace, dry_run=dry_run)  # locks one page at a time
 
     def list_memories(self, *, namespace: str, status: Status | str = Status.ACTIVE,
@@ -201,8 +199,7 @@ class GraphMemory:
         (``.id``, ``.status``, ``.report``). A crashed run is resumed first. ``progress`` is
         called with (stage, done, total) for progress bars. A dry run is saved: its report
         opens with ``report(run_id)``; it changes nothing else."""
-        if namespace is not None:
-            namespace = v.namespace(namespace)
+        namespace = None if namespace is None else v.namespace(namespace)
         # planning runs without the write lock; applying takes it one cluster at a time
         return self._consolidator(progress).run(namespace, dry_run=dry_run)
 
@@ -276,7 +273,7 @@ class GraphMemory:
                  filters: Mapping[str, Any] | None = None,
                  include_archived: bool | None = None,
                  record_access: bool = True) -> list[RetrievalResult]:
-        """The full pipeline: seeds, walk, rerank (see ``graphmem.retrieval``).
+        """The full pipeline: seeds, walk, rerank (see ``graphmem.engine.retrieval``).
 
         ``include_archived`` (default: only with ``strategy="comprehensive"``) also reaches
         archived memories through the summaries that stand for them (path ``summary
@@ -306,7 +303,7 @@ class GraphMemory:
     def stats(self, *, namespace: str) -> dict[str, Any]:
         """Tier counts, statuses, kinds, edges; transitions in the last hour and in total;
         hit rate (this process), average surprise, importance and age histograms per tier."""
-        from graphmem.stats import namespace_stats
+        from graphmem.engine.stats import namespace_stats
 
         ns = v.namespace(namespace)
         return namespace_stats(self.backend, ns, self.clock(), self.config,

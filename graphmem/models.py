@@ -1,7 +1,7 @@
 """Domain model: memories, relations, tiers, and what retrieval returns.
 
 Records are plain dataclasses (fast to build in bulk, easy to serialise); validation of caller
-input lives in ``graphmem.validation`` because its bounds come from configuration.
+input lives in ``graphmem.rules.validation`` because its bounds come from configuration.
 """
 
 from __future__ import annotations

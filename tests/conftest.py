@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from graphmem import GraphMemory
-from graphmem.text import Analyzer
+from graphmem.rules.text import Analyzer
 
 
 class FakeEmbedder:
@@ -80,7 +80,7 @@ def mem(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock,
 
 @pytest.fixture(scope="session")
 def real_embedder():  # type: ignore[no-untyped-def]
-    from graphmem.embedding import SentenceTransformerEmbedder
+    from graphmem.engine.embedding import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder()
 

@@ -18,13 +18,13 @@ import numpy as np
 
 from graphmem.bench import synthetic
 from graphmem.bench.scale import RandomEmbedder, _latency
-from graphmem.embedding import SentenceTransformerEmbedder
+from graphmem.engine.embedding import SentenceTransformerEmbedder
 from graphmem.models import Memory
+from graphmem.rules.text import content_hash
 from graphmem.store.base import WriteBatch
 from graphmem.store.cypher import CypherStore
 from graphmem.store.falkordb_conn import FalkorDBConnection
 from graphmem.store.falkordb_server import FalkorDBServer
-from graphmem.text import content_hash
 
 
 def _measure(store: CypherStore, ids: list[str], vecs: np.ndarray, queries: np.ndarray,

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from graphmem.fusion import rrf
+from graphmem.rules.fusion import rrf
 
 _TOKEN = re.compile(r"\w+")
 

@@ -34,8 +34,8 @@ from typing import Any
 
 from graphmem import GraphMemory
 from graphmem.bench.locomo import CachedEmbedder, Conversation, conversations
-from graphmem.dynamics import next_change
 from graphmem.models import RelationType, Status, Tier
+from graphmem.rules.dynamics import next_change
 
 TICK = timedelta(minutes=15)
 FF_LIMIT = 3  # fast_first is timed on recalls of this many results
@@ -332,7 +332,7 @@ KEYS = ("static_r10", "strict_r10", "lineage_r10", "active_share", "ledger_ok")
 def run_lifecycle(folder: Path, *, convs: Iterable[str] | None = None, embedder: Any = None,
                   config: Any = None, progress: Callable[[str], None] | None = None
                   ) -> dict[str, Any]:
-    from graphmem.embedding import SentenceTransformerEmbedder
+    from graphmem.engine.embedding import SentenceTransformerEmbedder
 
     found = conversations(Path(folder), convs)
     if not found:

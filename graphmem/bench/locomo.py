@@ -183,7 +183,7 @@ def run_locomo(folder: Path, *, convs: Iterable[str] | None = None,
     import tempfile
 
     from graphmem.bench import baselines
-    from graphmem.embedding import SentenceTransformerEmbedder
+    from graphmem.engine.embedding import SentenceTransformerEmbedder
 
     ks = tuple(sorted(ks))
     if 10 not in ks:

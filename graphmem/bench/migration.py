@@ -1,5 +1,5 @@
 """Migration benchmark: N synthetic memories (sessions, FOLLOWS edges, seeded random vectors)
-written to a fresh embedded store, then copied to FalkorDB or Neo4j with ``graphmem.migrate``
+written to a fresh embedded store, then copied to FalkorDB or Neo4j with ``graphmem.engine.migrate``
 (which verifies counts and a sample of records field by field). Reports the copy's rate and
 the verification's verdict."""
 
@@ -15,7 +15,7 @@ from graphmem import GraphMemory
 from graphmem.bench import synthetic
 from graphmem.bench.engines import engine
 from graphmem.bench.scale import RandomEmbedder
-from graphmem.migrate import migrate
+from graphmem.engine.migrate import migrate
 from graphmem.store import make_store
 from graphmem.store.sqlite import SQLiteStore
 

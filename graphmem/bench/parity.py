@@ -42,7 +42,7 @@ def run_parity(folder: Path, *, convs: Iterable[str] | None = None,
                stores: Iterable[str] = ("sqlite", "falkordb", "neo4j"),
                neo4j_uri: str | None = None, embedder: Any = None,
                progress: Callable[[str], None] = print) -> dict[str, Any]:
-    from graphmem.embedding import SentenceTransformerEmbedder
+    from graphmem.engine.embedding import SentenceTransformerEmbedder
 
     conversations_ = conversations(Path(folder), convs)
     if not conversations_:

@@ -33,8 +33,8 @@ import numpy as np
 from graphmem import GraphMemory
 from graphmem.bench import synthetic
 from graphmem.bench.engines import Engine, engine
-from graphmem.embedding import Embedder, SentenceTransformerEmbedder
-from graphmem.writes import context_text
+from graphmem.engine.embedding import Embedder, SentenceTransformerEmbedder
+from graphmem.engine.writes import context_text
 
 
 class RandomEmbedder:

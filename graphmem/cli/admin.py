@@ -45,7 +45,7 @@ def migrate(source: str, target: str, namespace: str, all_namespaces: bool, neo4
     from tqdm import tqdm
 
     from graphmem.config import GraphMemConfig, StoreConfig
-    from graphmem.migrate import migrate as run_migration
+    from graphmem.engine.migrate import migrate as run_migration
     from graphmem.store import make_store
 
     cfg = GraphMemConfig(store=StoreConfig(neo4j_user=neo4j_user,
@@ -217,7 +217,7 @@ def keys_revoke(data: str, key_id: str, as_json: bool) -> None:
 @handles_errors
 def demo(data: str) -> None:
     """Store a small realistic memory set with relations, retrieve, print terms and paths."""
-    from graphmem.demo import run_demo
+    from graphmem.cli.demo import run_demo
 
     run_demo(data, click.echo)
 

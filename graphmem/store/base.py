@@ -19,9 +19,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from graphmem.bm25 import TermStats
 from graphmem.errors import StoreError
 from graphmem.models import Memory, Relation, RelationType, Status, Tier, Transition
+from graphmem.rules.bm25 import TermStats
 
 EdgeKey = tuple[str, str, RelationType]
 VectorField = Literal["content", "context"]
@@ -218,14 +218,14 @@ class MemoryStore(Protocol):
         """Up to k (id, engine score) holding any of ``terms`` in keywords or
         context_keywords, best first by the engine's own full-text score (FTS5 BM25,
         RediSearch TF-IDF, Lucene BM25). ``terms`` are already analysed
-        (``graphmem.text.Analyzer``). The score only chooses the candidates: retrieval ranks
+        (``graphmem.rules.text.Analyzer``). The score only chooses the candidates: retrieval ranks
         them with its own BM25 and ``bm25_field_weights`` on every engine (ADR 0007)."""
         ...
 
     def keyword_stats(self, namespace: str, terms: Sequence[str]
                       ) -> tuple[TermStats, TermStats]:
         """Collection statistics of the namespace's two keyword fields (keywords,
-        context_keywords) for these terms, for BM25 in the core (``graphmem.bm25``)."""
+        context_keywords) for these terms, for BM25 in the core (``graphmem.rules.bm25``)."""
         ...
 
     # jobs -------------------------------------------------------------------------------
@@ -258,7 +258,7 @@ class MemoryStore(Protocol):
 class KeyRecords(Protocol):
     """Where API key records live (hashes only): a graph database, so every API replica of
     it shares them (``CypherStore``), or the embedded default's ``keys.db`` file beside its
-    data (``graphmem.api.keys.KeyFile``: a second process may write keys while the server
+    data (``graphmem.store.keyfile.KeyFile``: a second process may write keys while the server
     runs, which the data folder's one-process lock would not allow)."""
 
     def save_key(self, record: dict[str, Any]) -> None:

@@ -19,7 +19,6 @@ from typing import Any, Protocol
 import numpy as np
 
 from graphmem import cypher
-from graphmem.bm25 import TermStats
 from graphmem.models import (
     Memory,
     Relation,
@@ -28,6 +27,7 @@ from graphmem.models import (
     Tier,
     Transition,
 )
+from graphmem.rules.bm25 import TermStats
 from graphmem.store import codec
 from graphmem.store.base import Counts, EdgeKey, VectorField, WriteBatch, breadth_first
 

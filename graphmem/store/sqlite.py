@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from graphmem.bm25 import FieldStats, TermStats
 from graphmem.config import StoreConfig
 from graphmem.errors import MissingStoreError, StoreError
 from graphmem.models import (
@@ -32,6 +31,7 @@ from graphmem.models import (
     Tier,
     Transition,
 )
+from graphmem.rules.bm25 import FieldStats, TermStats
 from graphmem.store import codec
 from graphmem.store.base import Counts, EdgeKey, VectorField, WriteBatch, breadth_first
 from graphmem.store.lock import FolderLock

@@ -16,8 +16,8 @@ import pytest
 
 from graphmem import GraphMemory
 from graphmem.config import GraphMemConfig, StoreConfig
+from graphmem.engine.migrate import migrate
 from graphmem.errors import ConflictError
-from graphmem.migrate import migrate
 from graphmem.store.sqlite import SQLiteStore
 from tests.conftest import Clock, FakeEmbedder, open_falkordb_store
 
@@ -117,7 +117,7 @@ def test_cli_migrate(tmp_path: Path, request: pytest.FixtureRequest, engine: str
 def test_verification_allows_falkordb_precision_and_nothing_more() -> None:
     """FalkorDB replies carry 15 significant digits (10 us of a Unix time): the copy verifies;
     a millisecond, or any other field, still fails it."""
-    from graphmem.migrate import _same
+    from graphmem.engine.migrate import _same
 
     a = {"stored_at": "2026-11-22T23:11:40.291828+00:00", "importance": 0.5, "content": "x"}
     assert _same(a, {**a, "stored_at": "2026-11-22T23:11:40.291830+00:00"})

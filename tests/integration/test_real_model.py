@@ -17,7 +17,7 @@ def test_embedder_is_offline_normalised_and_batched(real_embedder) -> None:  # t
     assert vecs.shape == (3, 384) and vecs.dtype == np.float32
     assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
     assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2]
-    from graphmem.embedding import SentenceTransformerEmbedder
+    from graphmem.engine.embedding import SentenceTransformerEmbedder
 
     assert SentenceTransformerEmbedder().model is real_embedder.model  # loaded once
 

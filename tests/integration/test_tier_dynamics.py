@@ -254,7 +254,7 @@ def test_maintenance_is_idempotent_and_respects_pins(
 
 
 def test_scheduler_runs_maintenance(tmp_path: Path, clock: Clock) -> None:
-    from graphmem.scheduler import CONSOLIDATION_JOB, MAINTENANCE_JOB, start_scheduler
+    from graphmem.engine.scheduler import CONSOLIDATION_JOB, MAINTENANCE_JOB, start_scheduler
 
     with GraphMemory.open(tmp_path, clock=clock, embedder=FakeEmbedder()) as mem:
         m = mem.store("will be demoted by the scheduled job", namespace=NS, importance=0.9)

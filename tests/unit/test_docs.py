@@ -9,10 +9,10 @@ import importlib
 
 import pytest
 
-MODULES = ["graphmem.core", "graphmem.access", "graphmem.config", "graphmem.edits",
-           "graphmem.maintenance", "graphmem.retrieval", "graphmem.writes",
-           "graphmem.api.auth", "graphmem.api.keys", "graphmem.api.settings",
-           "graphmem.client"]
+MODULES = ["graphmem.engine.core", "graphmem.engine.access", "graphmem.config",
+           "graphmem.engine.edits", "graphmem.engine.maintenance", "graphmem.engine.retrieval",
+           "graphmem.engine.writes", "graphmem.api.auth", "graphmem.api.keys",
+           "graphmem.api.settings", "graphmem.client.http"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -31,17 +31,17 @@ def test_the_facades_example_runs_on_the_real_model() -> None:
 
 def test_the_core_classes_have_examples() -> None:
     """Each part of the core a newcomer meets first shows how it is used."""
-    from graphmem.access import AccessLog
     from graphmem.api.auth import Principal
     from graphmem.api.keys import KeyStore
     from graphmem.api.settings import Settings
     from graphmem.config import GraphMemConfig
-    from graphmem.core import Core
-    from graphmem.edits import Editor
-    from graphmem.maintenance import Maintainer
+    from graphmem.engine.access import AccessLog
+    from graphmem.engine.core import Core
+    from graphmem.engine.edits import Editor
+    from graphmem.engine.maintenance import Maintainer
+    from graphmem.engine.retrieval import Retriever
+    from graphmem.engine.writes import Writer
     from graphmem.memory import GraphMemory
-    from graphmem.retrieval import Retriever
-    from graphmem.writes import Writer
 
     classes = [AccessLog, Principal, KeyStore, GraphMemConfig, Core, Editor, Maintainer,
                GraphMemory, Retriever, Writer]

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphmem import dynamics
 from graphmem.config import DynamicsConfig, TiersConfig
 from graphmem.models import Memory, Status, Tier
-from graphmem.tiers import current_importance
+from graphmem.rules import dynamics
+from graphmem.rules.tiers import current_importance
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 TIERS = TiersConfig()

@@ -1,6 +1,6 @@
 import pytest
 
-from graphmem.fusion import normalise_max, rank_fuse, rrf, zscore_fuse, zscores
+from graphmem.rules.fusion import normalise_max, rank_fuse, rrf, zscore_fuse, zscores
 
 
 def test_rrf_known_values() -> None:
@@ -46,7 +46,7 @@ def test_normalise_max() -> None:
 def test_bm25_known_values_and_length_normalisation() -> None:
     import math
 
-    from graphmem.bm25 import FieldStats, bm25, idf
+    from graphmem.rules.bm25 import FieldStats, bm25, idf
 
     stats = FieldStats()
     docs = {"a": ["deploy", "fail"], "b": ["deploy", "tea", "tea", "tea"], "c": ["tea"]}

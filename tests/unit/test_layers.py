@@ -12,11 +12,14 @@ ROOT = Path(__file__).resolve().parents[2]
 #: installed package name -> folder in the checkout (pyproject's package-dir)
 FOLDERS = {"graphmem.api": "api", "graphmem.consolidation": "consolidation",
            "graphmem.cypher": "cypher", "graphmem": "graphmem"}
-FACES = ("graphmem.api", "graphmem.cli", "graphmem.client",
-         "graphmem.demo", "graphmem.bench")
+FACES = ("graphmem.api", "graphmem.cli", "graphmem.client", "graphmem.bench")
+#: the folders a newcomer reads the layers from (ADR 0008)
+RULES, ENGINE, STORE = "graphmem.rules", "graphmem.engine", "graphmem.store"
+#: what pure rules may lean on: the shared vocabulary, nothing that does I/O
+RULES_MAY_IMPORT = ("graphmem.rules", "graphmem.models", "graphmem.config", "graphmem.errors")
 DRIVERS = ("sqlite3", "neo4j", "falkordb", "redis")
-#: known debt, each with its issue: the API keys keep their own SQLite file (#13 point 3)
-DRIVER_EXCEPTIONS = {"graphmem.api.keys"}
+#: none left: the API key file moved behind the port (graphmem.store.keyfile)
+DRIVER_EXCEPTIONS: set[str] = set()
 
 
 def _modules() -> dict[str, Path]:
@@ -55,7 +58,7 @@ def _under(name: str, prefixes: tuple[str, ...]) -> bool:
 
 
 def test_the_layout_is_found() -> None:
-    assert {"graphmem.memory", "graphmem.core", "graphmem.store.sqlite", "graphmem.api.app",
+    assert {"graphmem.memory", "graphmem.engine.core", "graphmem.store.sqlite", "graphmem.api.app",
             "graphmem.consolidation.runner"} <= set(MODULES)
 
 
@@ -78,6 +81,33 @@ def test_only_the_store_touches_a_database(name: str) -> None:
         return
     bad = {i for i in _imports(MODULES[name], name) if _under(i, DRIVERS)}
     assert not bad, f"{name} imports database drivers {bad}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if _under(n, (RULES,))))
+def test_rules_are_pure(name: str) -> None:
+    """rules/ takes plain values: no store, no engine, no model, no facade."""
+    own = {i for i in _imports(MODULES[name], name) if _under(i, ("graphmem",))}
+    bad = {i for i in own if not _under(i, RULES_MAY_IMPORT) and i != "graphmem"}
+    assert not bad, f"{name} is a rule but imports {bad}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if _under(n, (ENGINE, STORE))))
+def test_the_engine_and_store_never_import_the_facade(name: str) -> None:
+    bad = {i for i in _imports(MODULES[name], name) if _under(i, ("graphmem.memory",))}
+    assert not bad, f"{name} imports the facade: {bad}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if _under(n, (STORE,))))
+def test_the_store_never_imports_the_engine(name: str) -> None:
+    above = (ENGINE, "graphmem.consolidation")
+    bad = {i for i in _imports(MODULES[name], name) if _under(i, above)}
+    assert not bad, f"{name} imports a layer above the port: {bad}"
+
+
+def test_the_top_of_the_package_is_the_public_surface() -> None:
+    """Every module directly in graphmem/ is part of what callers import; work lives below."""
+    top = {p.stem for p in (ROOT / "graphmem").glob("*.py")}
+    assert top == {"__init__", "memory", "models", "config", "errors"}, top
 
 
 def test_each_engine_driver_lives_in_its_own_connection_module() -> None:

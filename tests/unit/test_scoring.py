@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from graphmem import scoring
 from graphmem.config import RetrievalConfig, RetrievalWeights
 from graphmem.models import Relation, RelationType
+from graphmem.rules import scoring
 
 T = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -1,4 +1,4 @@
-from graphmem.writes import plan_session
+from graphmem.engine.writes import plan_session
 
 
 def test_append_adds_one_edge() -> None:

@@ -1,6 +1,6 @@
 from datetime import UTC, datetime
 
-from graphmem.text import Analyzer, content_hash, date_terms, preview, token_estimate
+from graphmem.rules.text import Analyzer, content_hash, date_terms, preview, token_estimate
 
 
 def test_terms_drop_stop_words_and_stem() -> None:

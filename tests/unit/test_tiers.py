@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from graphmem.config import TiersConfig
 from graphmem.models import Tier
-from graphmem.tiers import decay_factor, decayed_importance, tier_for_importance
+from graphmem.rules.tiers import decay_factor, decayed_importance, tier_for_importance
 
 TIERS = TiersConfig()
 

@@ -4,8 +4,8 @@ import networkx as nx
 import pytest
 
 from graphmem.config import RetrievalConfig
+from graphmem.engine.walk import bounded_walk, personalised_pagerank, propagate
 from graphmem.models import Relation, RelationType
-from graphmem.walk import bounded_walk, personalised_pagerank, propagate
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 W = RetrievalConfig().edge_weights

@@ -27,11 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from graphmem import fusion, scoring
-from graphmem import validation as v
-from graphmem.access import AccessLog
-from graphmem.bm25 import bm25
-from graphmem.core import Core
+from graphmem.engine.access import AccessLog
+from graphmem.engine.core import Core
+from graphmem.engine.threads import single_threaded_blas
+from graphmem.engine.walk import bounded_walk, personalised_pagerank, propagate
 from graphmem.errors import ValidationError
 from graphmem.models import (
     TIER_ORDER,
@@ -43,9 +42,10 @@ from graphmem.models import (
     Tier,
     WalkPath,
 )
-from graphmem.threads import single_threaded_blas
-from graphmem.tiers import current_importance
-from graphmem.walk import bounded_walk, personalised_pagerank, propagate
+from graphmem.rules import fusion, scoring
+from graphmem.rules import validation as v
+from graphmem.rules.bm25 import bm25
+from graphmem.rules.tiers import current_importance
 
 log = logging.getLogger(__name__)
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from graphmem import dynamics
-from graphmem.core import Core
+from graphmem.engine.core import Core
 from graphmem.models import Memory, RelationType, Status, Tier, Transition, TransitionKind
+from graphmem.rules import dynamics
+from graphmem.rules.tiers import current_importance
 from graphmem.store.base import WriteBatch
-from graphmem.tiers import current_importance
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from graphmem.core import Core
-from graphmem.dynamics import record_access
+from graphmem.engine.core import Core
 from graphmem.models import Memory
+from graphmem.rules.dynamics import record_access
 from graphmem.store.base import WriteBatch
 
 #: (memory id, predicted relevance or None)

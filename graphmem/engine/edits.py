@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from graphmem import dynamics
-from graphmem import validation as v
-from graphmem.core import Core
+from graphmem.engine.core import Core
+from graphmem.engine.writes import Writer
 from graphmem.errors import ConflictError, InvalidRelationError, NotFoundError, ValidationError
 from graphmem.models import (
     EdgeSource,
@@ -22,9 +21,10 @@ from graphmem.models import (
     Transition,
     TransitionKind,
 )
+from graphmem.rules import dynamics
+from graphmem.rules import validation as v
+from graphmem.rules.text import content_hash
 from graphmem.store.base import WriteBatch
-from graphmem.text import content_hash
-from graphmem.writes import Writer
 
 
 class Editor:

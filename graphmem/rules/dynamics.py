@@ -1,5 +1,5 @@
 """Pure tier dynamics (SPEC §4): surprise, access windows, promotion, demotion, expiry,
-eviction. Plain values and an explicit ``now``; no store. ``graphmem.maintenance`` and the
+eviction. Plain values and an explicit ``now``; no store. ``graphmem.engine.maintenance`` and the
 facade apply what these functions decide.
 """
 
@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 
 from graphmem.config import DynamicsConfig, TiersConfig
 from graphmem.models import TIER_ORDER, Memory, Status, Tier, Transition, TransitionKind
-from graphmem.tiers import age_hours, decayed_importance
+from graphmem.rules.tiers import age_hours, decayed_importance
 
 
 def surprise(old: float, actual: float, predicted: float, alpha: float = 0.3) -> float:

@@ -7,8 +7,8 @@ from typing import Any
 
 from graphmem.config import GraphMemConfig
 from graphmem.models import Kind, RelationType, Status, Tier, TransitionKind
+from graphmem.rules.tiers import age_hours, current_importance
 from graphmem.store.base import MemoryStore
-from graphmem.tiers import age_hours, current_importance
 
 IMPORTANCE_BINS = (0.2, 0.4, 0.6, 0.8, 1.0)  # upper edges
 AGE_BINS = ((1, "<1h"), (24, "<1d"), (24 * 7, "<7d"), (24 * 30, "<30d"), (float("inf"), ">=30d"))

@@ -19,7 +19,8 @@ from typing import Any
 
 import httpx
 
-from graphmem import errors, wire
+from graphmem import errors
+from graphmem.client import wire
 from graphmem.models import IndexEntry, Memory, Relation, RetrievalResult
 
 _BY_STATUS: dict[int, type[errors.GraphMemError]] = {

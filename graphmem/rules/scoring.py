@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from graphmem import fusion
 from graphmem.config import RetrievalConfig, RetrievalWeights
 from graphmem.models import Relation, RelationType
+from graphmem.rules import fusion
 
 Hits = Sequence[tuple[str, float]]
 

@@ -10,13 +10,13 @@ from typing import IO, Any
 
 import numpy as np
 
-from graphmem import validation as v
 from graphmem.config import GraphMemConfig
-from graphmem.core import Core
+from graphmem.engine.core import Core
 from graphmem.errors import ValidationError
 from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status
+from graphmem.rules import validation as v
+from graphmem.rules.text import Analyzer, content_hash
 from graphmem.store.base import WriteBatch
-from graphmem.text import Analyzer, content_hash
 
 
 def _vector(value: Any, dim: int, name: str) -> np.ndarray | None:

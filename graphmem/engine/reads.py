@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from graphmem import validation as v
-from graphmem.core import Core
+from graphmem.engine.core import Core
 from graphmem.errors import NotFoundError, ValidationError
 from graphmem.models import IndexEntry, Memory, RetrievalResult, Status, Tier
-from graphmem.text import preview, token_estimate
+from graphmem.rules import validation as v
+from graphmem.rules.text import preview, token_estimate
 
 
 def list_memories(core: Core, ns: str, status: Status | str, tier: Tier | str | None,

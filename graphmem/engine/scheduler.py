@@ -4,14 +4,13 @@ consolidation joins it later). One instance at a time, missed runs coalesced."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-if TYPE_CHECKING:
-    from graphmem.memory import GraphMemory
+from graphmem.config import GraphMemConfig
 
 log = logging.getLogger(__name__)
 
@@ -19,7 +18,17 @@ MAINTENANCE_JOB = "graphmem-maintenance"
 CONSOLIDATION_JOB = "graphmem-consolidation"
 
 
-def _maintain(mem: GraphMemory) -> None:
+class Jobs(Protocol):
+    """What the scheduler runs: the facade (``GraphMemory``) satisfies it."""
+
+    config: GraphMemConfig
+
+    def maintain(self) -> Any: ...
+
+    def consolidate(self) -> Any: ...
+
+
+def _maintain(mem: Jobs) -> None:
     try:
         report = mem.maintain()
         log.info("maintenance: %d scanned, %s", report.scanned, report.counts())
@@ -27,7 +36,7 @@ def _maintain(mem: GraphMemory) -> None:
         log.exception("maintenance run failed")
 
 
-def _consolidate(mem: GraphMemory) -> None:
+def _consolidate(mem: Jobs) -> None:
     try:
         run = mem.consolidate()
         log.info("consolidation %s: %s", run.id, run.status)
@@ -35,7 +44,7 @@ def _consolidate(mem: GraphMemory) -> None:
         log.exception("consolidation run failed")
 
 
-def start_scheduler(mem: GraphMemory, *, interval_minutes: float | None = None,
+def start_scheduler(mem: Jobs, *, interval_minutes: float | None = None,
                     consolidation: bool = True,
                     **scheduler_options: Any) -> BackgroundScheduler:
     """Start a background scheduler: ``mem.maintain()`` every interval (default from

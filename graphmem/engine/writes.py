@@ -12,8 +12,8 @@ from datetime import datetime
 
 import numpy as np
 
-from graphmem import validation as v
-from graphmem.core import Core
+from graphmem.engine.core import Core
+from graphmem.engine.threads import single_threaded_blas
 from graphmem.errors import ConflictError, InvalidRelationError, LimitExceededError, NotFoundError
 from graphmem.models import (
     EdgeSource,
@@ -24,10 +24,10 @@ from graphmem.models import (
     RelationType,
     Status,
 )
+from graphmem.rules import validation as v
+from graphmem.rules.text import content_hash
+from graphmem.rules.tiers import tier_for_importance
 from graphmem.store.base import EdgeKey, WriteBatch
-from graphmem.text import content_hash
-from graphmem.threads import single_threaded_blas
-from graphmem.tiers import tier_for_importance
 
 Clock = Callable[[], datetime]
 

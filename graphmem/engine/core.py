@@ -8,13 +8,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from graphmem import validation as v
 from graphmem.config import GraphMemConfig
-from graphmem.embedding import Embedder
+from graphmem.engine.embedding import Embedder
 from graphmem.errors import NotFoundError
 from graphmem.models import Memory
+from graphmem.rules import validation as v
+from graphmem.rules.text import Analyzer
 from graphmem.store.base import MemoryStore
-from graphmem.text import Analyzer
 
 Clock = Callable[[], datetime]
 
@@ -25,7 +25,7 @@ class Core:
 
     Example:
         >>> from graphmem.store.sqlite import SQLiteStore
-        >>> from graphmem.embedding import SentenceTransformerEmbedder
+        >>> from graphmem.engine.embedding import SentenceTransformerEmbedder
         >>> from graphmem.models import utcnow
         >>> cfg = GraphMemConfig()
         >>> core = Core(SQLiteStore("/tmp/gm"), SentenceTransformerEmbedder(cfg.embedding),
