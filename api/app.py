@@ -62,7 +62,13 @@ def _is_loopback(host: str) -> bool:
 
 class McpAuth:
     """The MCP endpoint behind the same API keys: the key's namespaces and role bound to the
-    request (``graphmem.api.mcp.PRINCIPAL``) for the tools to check."""
+    request (``graphmem.api.mcp.PRINCIPAL``) for the tools to check.
+
+    Example:
+        >>> from graphmem.api.settings import Settings
+        >>> app = create_app(Settings.from_env({}))  # doctest: +SKIP
+        >>> # mounted by create_app at /mcp; a request without a key gets 401 before any tool runs
+    """
 
     def __init__(self, app: Any, settings: Settings, keys: Callable[[], KeyStore]) -> None:
         self.app, self.settings, self.keys = app, settings, keys
@@ -89,7 +95,15 @@ class Guard:
     """Outermost ASGI layer: the key is checked before any body is read (``/v1`` and
     ``/mcp``), and a body is read only up to ``max_body_bytes`` whatever its framing (a
     chunked upload has no Content-Length to trust). An unauthenticated client can no longer
-    make the server buffer anything."""
+    make the server buffer anything.
+
+    Example:
+        >>> from graphmem.api.settings import Settings
+        >>> async def inner(scope, receive, send): ...
+        >>> guard = Guard(inner, Settings.from_env({}), keys=lambda: None)
+        >>> guard.settings.max_body_bytes > 0
+        True
+    """
 
     def __init__(self, app: Any, settings: Settings, keys: Callable[[], KeyStore]) -> None:
         self.app, self.settings, self.keys = app, settings, keys

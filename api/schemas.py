@@ -56,6 +56,13 @@ class _In(BaseModel):
 
 
 class RelationIn(_In):
+    """A relation given with a memory at write time (``relations`` of ``MemoryItem``).
+
+    Example:
+        >>> RelationIn(type="CAUSES", target_id="m2").direction
+        'out'
+    """
+
     type: CallerRelation = Field(examples=["CAUSES"])
     target_id: IdStr = Field(description="another memory: never the memory itself")
     direction: Literal["out", "in"] = "out"
@@ -63,6 +70,13 @@ class RelationIn(_In):
 
 
 class MemoryItem(_In):
+    """One memory of a batch write (``POST /v1/memories/batch``).
+
+    Example:
+        >>> MemoryItem(content="the deploy failed", importance=0.8).tier is None
+        True
+    """
+
     content: Content
     importance: Unit = Field(default=0.5, examples=[0.8])
     tier: TierName | None = None
@@ -77,16 +91,40 @@ class MemoryItem(_In):
 
 
 class MemoryCreate(MemoryItem):
+    """``POST /v1/memories``: one memory and its namespace.
+
+    Example:
+        >>> MemoryCreate(namespace="ops", content="the deploy failed").importance
+        0.5
+        >>> MemoryCreate(namespace="ops", content="")  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        pydantic_core._pydantic_core.ValidationError: ...
+    """
+
     namespace: NamespaceStr
 
 
 class BatchCreate(_In):
+    """``POST /v1/memories/batch``: up to 1000 memories, written all or none.
+
+    Example:
+        >>> len(BatchCreate(namespace="ops", items=[{"content": "a"}, {"content": "b"}]).items)
+        2
+    """
+
     namespace: NamespaceStr
     items: list[MemoryItem] = Field(min_length=1, max_length=1000,
                                     description="written atomically: all or nothing")
 
 
 class MemoryPatch(_In):
+    """``PATCH /v1/memories/{id}``: only the fields given change.
+
+    Example:
+        >>> MemoryPatch(importance=0.9).model_dump(exclude_unset=True)
+        {'importance': 0.9}
+    """
+
     content: Content | None = None
     importance: Unit | None = None
     tier: TierName | None = None
@@ -96,6 +134,14 @@ class MemoryPatch(_In):
 
 
 class FeedbackIn(_In):
+    """``POST /v1/memories/{id}/feedback``: how a retrieved memory served (at least one of
+    ``useful`` / ``outcome``).
+
+    Example:
+        >>> FeedbackIn(useful=True, outcome="success").outcome
+        'success'
+    """
+
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={
         "anyOf": [{"required": ["useful"], "properties": {"useful": {"type": "boolean"}}},
                   {"required": ["outcome"],
@@ -107,6 +153,13 @@ class FeedbackIn(_In):
 
 
 class RelationCreate(_In):
+    """``POST /v1/relations``: an explicit typed edge.
+
+    Example:
+        >>> RelationCreate(namespace="ops", source_id="m1", target_id="m2", type="CAUSES").type
+        'CAUSES'
+    """
+
     namespace: NamespaceStr
     source_id: IdStr
     target_id: IdStr = Field(description="another memory than source_id")
@@ -115,6 +168,13 @@ class RelationCreate(_In):
 
 
 class RelationDelete(_In):
+    """``DELETE /v1/relations``: one edge by its key.
+
+    Example:
+        >>> RelationDelete(namespace="ops", source_id="m1", target_id="m2", type="REFERENCES").type
+        'REFERENCES'
+    """
+
     namespace: NamespaceStr
     source_id: IdStr
     target_id: IdStr
@@ -122,6 +182,13 @@ class RelationDelete(_In):
 
 
 class Filters(_In):
+    """Equality filters of a search (every one given must hold).
+
+    Example:
+        >>> Filters(session_id="s1", metadata={"team": "infra"}).kind is None
+        True
+    """
+
     source: ShortText | None = None
     session_id: ShortText | None = None
     topic: ShortText | None = None
@@ -130,6 +197,14 @@ class Filters(_In):
 
 
 class SearchIn(_In):
+    """``POST /v1/search`` and ``/v1/search/index``: a query and its options.
+
+    Example:
+        >>> q = SearchIn(namespace="ops", query="why did the deploy fail?", depth=2)
+        >>> q.limit, q.explain
+        (10, True)
+    """
+
     namespace: NamespaceStr
     query: Content = Field(examples=["why did the deploy fail?"])
     limit: Limit = 10
@@ -148,11 +223,27 @@ class SearchIn(_In):
 
 
 class EntriesIn(_In):
+    """``POST /v1/entries``: full records of up to 100 ids.
+
+    Example:
+        >>> EntriesIn(namespace="ops", ids=["m1", "m2"]).ids
+        ['m1', 'm2']
+    """
+
     namespace: NamespaceStr
     ids: list[IdStr] = Field(min_length=1, max_length=100)
 
 
 class MemoryOut(BaseModel):
+    """A memory as the API returns it (times as ISO 8601 strings, no vectors).
+
+    Example:
+        >>> from graphmem.models import Memory
+        >>> out = MemoryOut.model_validate(Memory(id="m1", namespace="ops", content="x").to_dict())
+        >>> out.tier, out.status
+        ('medium', 'active')
+    """
+
     id: str
     namespace: str
     content: str
@@ -183,6 +274,15 @@ class MemoryOut(BaseModel):
 
 
 class RelationOut(BaseModel):
+    """An edge as the API returns it.
+
+    Example:
+        >>> from graphmem.models import Relation, RelationType
+        >>> edge = Relation("m1", "m2", RelationType.CAUSES, "ops")
+        >>> RelationOut.model_validate(edge.to_dict()).type
+        'CAUSES'
+    """
+
     source_id: str
     target_id: str
     type: str
@@ -193,6 +293,16 @@ class RelationOut(BaseModel):
 
 
 class ResultOut(BaseModel):
+    """One retrieval result: the memory, its score, and (with ``explain``) its terms and path.
+
+    Example:
+        >>> from graphmem.models import Memory, RetrievalResult, WalkPath
+        >>> m = Memory(id="m1", namespace="ops", content="x")
+        >>> hit = RetrievalResult(m, 0.4, {}, WalkPath(("m1",)))
+        >>> ResultOut.model_validate(hit.to_dict()).disputed
+        False
+    """
+
     memory: MemoryOut
     score: float
     terms: dict[str, float] | None = None
@@ -202,6 +312,15 @@ class ResultOut(BaseModel):
 
 
 class IndexEntryOut(BaseModel):
+    """One compact preview of ``/v1/search/index``.
+
+    Example:
+        >>> from graphmem.models import IndexEntry, Tier, utcnow
+        >>> e = IndexEntry("m1", "the deploy failed", Tier.FAST, 0.42, 5, utcnow(), None, False)
+        >>> IndexEntryOut.model_validate(e.to_dict()).token_estimate
+        5
+    """
+
     id: str
     preview: str
     tier: str
@@ -213,11 +332,25 @@ class IndexEntryOut(BaseModel):
 
 
 class ErrorOut(BaseModel):
+    """Every 4xx/5xx body: ``{"error": {"code", "message"}}``.
+
+    Example:
+        >>> ErrorOut(error={"code": "not_found", "message": "no memory 'm1'"}).error["code"]
+        'not_found'
+    """
+
     error: dict[str, str] = Field(examples=[{"code": "invalid_content",
                                              "message": "content is empty"}])
 
 
 class RunIn(_In):
+    """``POST /v1/consolidation/runs``: one namespace or all, applied or dry.
+
+    Example:
+        >>> RunIn(dry_run=True).namespace is None
+        True
+    """
+
     namespace: NamespaceStr | None = Field(default=None,
                                            description="one namespace, or null for all")
     dry_run: bool = Field(default=False, description="compute the report, write nothing")

@@ -47,6 +47,15 @@ PREFIX = "GRAPHMEM_"
 
 
 class Settings(BaseSettings):
+    """Every setting of the server and CLI, from ``GRAPHMEM_*`` variables, a TOML file and
+    the defaults (see the module docstring).
+
+    Example:
+        >>> s = Settings.from_env({"GRAPHMEM_RETRIEVAL__WEIGHTS__RECENCY": "0.1"})
+        >>> s.memory_config().retrieval.weights.recency
+        0.1
+    """
+
     model_config = SettingsConfigDict(env_prefix=PREFIX, env_nested_delimiter="__",
                                       nested_model_default_partial_update=True,
                                       frozen=True, extra="forbid")

@@ -25,6 +25,14 @@ from graphmem.config import ConsolidationConfig
 
 @dataclass(slots=True, frozen=True)
 class Member:
+    """What the policy needs of one cluster member.
+
+    Example:
+        >>> from datetime import datetime, UTC
+        >>> Member("m1", 0.4, datetime(2023, 5, 1, tzinfo=UTC)).chit_chat
+        False
+    """
+
     id: str
     importance: float
     created_at: datetime
@@ -34,6 +42,19 @@ class Member:
 
 @dataclass(slots=True)
 class Decision:
+    """What to do with one cluster, and why for each member.
+
+    Example:
+        >>> import numpy as np
+        >>> from datetime import datetime, UTC
+        >>> from graphmem.config import ConsolidationConfig
+        >>> t = datetime(2023, 5, 1, tzinfo=UTC)
+        >>> members = [Member("a", 0.9, t), Member("b", 0.3, t)]
+        >>> d = decide(members, np.eye(2, dtype=np.float32), 0.0, ConsolidationConfig())
+        >>> d.policy, d.keep
+        ('keep_all', ['a', 'b'])
+    """
+
     policy: str  # keep_all | compressed | sparse
     reason: str
     coherence: float

@@ -41,7 +41,13 @@ LEASE = "graphmem-consolidation"
 
 @dataclass
 class ConsolidationRun:
-    """What ``GraphMemory.consolidate`` returns: the run record and its report."""
+    """What ``GraphMemory.consolidate`` returns: the run record and its report.
+
+    Example:
+        >>> run = ConsolidationRun({"id": "r1", "status": "applied", "report": {}})
+        >>> run.id, run.status
+        ('r1', 'applied')
+    """
 
     data: dict[str, Any]
 
@@ -81,6 +87,20 @@ class _Plan:
 
 
 class Consolidator:
+    """One consolidation run at a time (a lease in the store): plan clusters without the
+    write lock, check retrieval, apply cluster by cluster; resumable, reversible.
+
+    Example:
+        >>> import tempfile
+        >>> from graphmem import GraphMemory
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
+        >>> run = Consolidator(mem.core).run("ops", dry_run=True)
+        >>> run.status, run.report["candidates"]
+        ('dry_run', 0)
+        >>> mem.close()
+    """
+
     def __init__(self, core: Core,
                  progress: Callable[[str, int, int], None] | None = None,
                  lock: AbstractContextManager[Any] | None = None) -> None:

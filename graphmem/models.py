@@ -15,6 +15,16 @@ import numpy as np
 
 
 class Tier(enum.StrEnum):
+    """A memory's tier, fastest first: its half-life, retention and capacity come from
+    ``TiersConfig``.
+
+    Example:
+        >>> Tier("slow").rank
+        2
+        >>> [t.value for t in TIER_ORDER]
+        ['fast', 'medium', 'slow', 'glacial']
+    """
+
     FAST = "fast"
     MEDIUM = "medium"
     SLOW = "slow"
@@ -30,18 +40,37 @@ TIER_ORDER: tuple[Tier, ...] = (Tier.FAST, Tier.MEDIUM, Tier.SLOW, Tier.GLACIAL)
 
 
 class Status(enum.StrEnum):
+    """Whether a memory is in the active set; archived and expired ones can be restored.
+
+    Example:
+        >>> Status("archived") is Status.ARCHIVED
+        True
+    """
+
     ACTIVE = "active"
     ARCHIVED = "archived"
     EXPIRED = "expired"
 
 
 class Kind(enum.StrEnum):
+    """A plain memory, or a summary that consolidation wrote to stand for its members.
+
+    Example:
+        >>> Kind.SUMMARY.value
+        'summary'
+    """
+
     MEMORY = "memory"
     SUMMARY = "summary"
 
 
 class RelationType(enum.StrEnum):
-    """The allow-list of relationship types; nothing else ever reaches a query."""
+    """The allow-list of relationship types; nothing else ever reaches a query.
+
+    Example:
+        >>> RelationType("CAUSES") is RelationType.CAUSES
+        True
+    """
 
     CAUSES = "CAUSES"
     REFERENCES = "REFERENCES"
@@ -59,6 +88,13 @@ CALLER_RELATION_TYPES = frozenset(
 
 
 class EdgeSource(enum.StrEnum):
+    """Who made an edge: the caller (``explicit``) or graphmem itself (``auto``).
+
+    Example:
+        >>> EdgeSource.AUTO.value
+        'auto'
+    """
+
     EXPLICIT = "explicit"
     AUTO = "auto"
 
@@ -69,7 +105,13 @@ def utcnow() -> datetime:
 
 @dataclass(slots=True)
 class Memory:
-    """One memory node. ``embedding`` is normalised float32 (384 dims with the default model)."""
+    """One memory node. ``embedding`` is normalised float32 (384 dims with the default model).
+
+    Example:
+        >>> m = Memory(id="m1", namespace="ops", content="the deploy failed", tier=Tier.FAST)
+        >>> m.copy(importance=0.9).importance, m.to_dict()["tier"]
+        (0.9, 'fast')
+    """
 
     id: str
     namespace: str
@@ -137,7 +179,13 @@ class Memory:
 
 @dataclass(slots=True, frozen=True)
 class Relation:
-    """A typed, directed edge between two memories of one namespace."""
+    """A typed, directed edge between two memories of one namespace.
+
+    Example:
+        >>> r = Relation("m1", "m2", RelationType.CAUSES, "ops")
+        >>> r.key, r.to_dict()["source"]
+        (('m1', 'm2', <RelationType.CAUSES: 'CAUSES'>), 'explicit')
+    """
 
     source_id: str
     target_id: str
@@ -164,6 +212,13 @@ class Relation:
 
 
 class TransitionKind(enum.StrEnum):
+    """What moved a memory between tiers or statuses (every one is recorded).
+
+    Example:
+        >>> sorted(k.value for k in TransitionKind)
+        ['demotion', 'eviction', 'expiry', 'promotion', 'restore']
+    """
+
     PROMOTION = "promotion"
     DEMOTION = "demotion"
     EXPIRY = "expiry"
@@ -173,7 +228,14 @@ class TransitionKind(enum.StrEnum):
 
 @dataclass(slots=True, frozen=True)
 class Transition:
-    """One recorded change of a memory's tier or status, with its reason."""
+    """One recorded change of a memory's tier or status, with its reason.
+
+    Example:
+        >>> t = Transition("m1", TransitionKind.PROMOTION, Tier.SLOW, Tier.MEDIUM,
+        ...                "accessed 3 times within the half-life", utcnow())
+        >>> t.to_dict()["to_tier"]
+        'medium'
+    """
 
     memory_id: str
     kind: TransitionKind
@@ -196,6 +258,10 @@ class RelationSpec:
     """A relation given at write time, from the memory being written to ``target_id``.
 
     ``direction="in"`` makes the edge point from the target to the new memory instead.
+
+    Example:
+        >>> RelationSpec("CAUSES", "m2").direction
+        'out'
     """
 
     type: RelationType | str
@@ -206,13 +272,27 @@ class RelationSpec:
 
 @dataclass(slots=True, frozen=True)
 class PathStep:
+    """One hop of a walk: the edge type and whether it was followed forwards.
+
+    Example:
+        >>> PathStep(RelationType.REFERENCES, outgoing=False).outgoing
+        False
+    """
+
     type: RelationType
     outgoing: bool  # True: previous node -[type]-> this node; False: previous <-[type]- this
 
 
 @dataclass(slots=True, frozen=True)
 class WalkPath:
-    """How retrieval reached a memory: a seed, then zero or more typed hops."""
+    """How retrieval reached a memory: a seed, then zero or more typed hops.
+
+    Example:
+        >>> str(WalkPath(("aaaaaaaa1", "bbbbbbbb2"), (PathStep(RelationType.CAUSES, True),)))
+        'seed aaaaaaaa -[CAUSES]-> bbbbbbbb'
+        >>> WalkPath(("aaaaaaaa1",)).is_seed
+        True
+    """
 
     nodes: tuple[str, ...]
     steps: tuple[PathStep, ...] = ()
@@ -240,6 +320,16 @@ class WalkPath:
 
 @dataclass(slots=True)
 class RetrievalResult:
+    """One ranked memory: its score, each term of it, the path that reached it, and
+    whether another memory disputes it (``CONTRADICTS``).
+
+    Example:
+        >>> hit = RetrievalResult(Memory(id="m1", namespace="ops", content="x"), 0.42,
+        ...                       {"semantic": 0.3, "keyword": 0.12}, WalkPath(("m1",)))
+        >>> hit.id, hit.to_dict()["terms"]["semantic"]
+        ('m1', 0.3)
+    """
+
     memory: Memory
     score: float
     terms: dict[str, float]
@@ -264,7 +354,13 @@ class RetrievalResult:
 
 @dataclass(slots=True, frozen=True)
 class IndexEntry:
-    """A compact preview for progressive disclosure (``search_index``)."""
+    """A compact preview for progressive disclosure (``search_index``).
+
+    Example:
+        >>> e = IndexEntry("m1", "the deploy failed", Tier.FAST, 0.42, 5, utcnow(), None, False)
+        >>> e.to_dict()["token_estimate"]
+        5
+    """
 
     id: str
     preview: str
@@ -290,7 +386,12 @@ class IndexEntry:
 
 @dataclass(slots=True)
 class MemoryInput:
-    """What a caller gives to write one memory (``store`` / ``store_many``)."""
+    """What a caller gives to write one memory (``store`` / ``store_many``).
+
+    Example:
+        >>> MemoryInput("the deploy failed", importance=0.8, session_id="s1").tier is None
+        True
+    """
 
     content: str
     importance: float = 0.5

@@ -62,7 +62,13 @@ def metrics(request: Request, authorization: Annotated[str | None, Header()] = N
 
 
 class StoreCollector:
-    """Scraped on /metrics: memories per namespace, tier and status; transitions so far."""
+    """Scraped on /metrics: memories per namespace, tier and status; transitions so far.
+
+    Example:
+        >>> collector = StoreCollector(lambda: None)  # no store open yet: nothing to report
+        >>> [(m.name, m.samples) for m in collector.collect()][0]
+        ('graphmem_memories', [])
+    """
 
     def __init__(self, get: Callable[[], GraphMemory | None], namespaces: bool = True) -> None:
         self.get = get

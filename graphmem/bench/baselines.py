@@ -20,7 +20,13 @@ def tokens(text: str) -> list[str]:
 
 
 class OkapiBM25:
-    """rank_bm25's BM25Okapi: k1 1.5, b 0.75, negative idf floored at epsilon x mean idf."""
+    """rank_bm25's BM25Okapi: k1 1.5, b 0.75, negative idf floored at epsilon x mean idf.
+
+    Example:
+        >>> bm = OkapiBM25([["deploy", "fail"], ["lunch"], ["deploy"]])
+        >>> int(bm.scores(["lunch"]).argmax())
+        1
+    """
 
     def __init__(self, docs: Sequence[list[str]], k1: float = 1.5, b: float = 0.75,
                  epsilon: float = 0.25) -> None:

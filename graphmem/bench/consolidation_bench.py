@@ -17,7 +17,13 @@ from graphmem.bench import synthetic
 
 
 class TopicEmbedder:
-    """Texts of one synthetic subject+object share a centre: vectors cluster by topic."""
+    """Texts of one synthetic subject+object share a centre: vectors cluster by topic.
+
+    Example:
+        >>> e = TopicEmbedder()
+        >>> e.embed(["a", "b"]).shape
+        (2, 384)
+    """
 
     dim = 384
 

@@ -18,6 +18,14 @@ STORES = ("sqlite", "falkordb", "neo4j")
 
 @dataclass
 class Engine:
+    """One store a benchmark runs on: its name, the target ``GraphMemory.open`` takes,
+    and the folder whose size is its disk cost.
+
+    Example:
+        >>> Engine("sqlite", "/tmp/data", None).store
+        'sqlite'
+    """
+
     store: str
     target: str
     disk: Path | None  # None: an external server whose files we cannot see

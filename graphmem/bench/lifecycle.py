@@ -44,6 +44,15 @@ TAIL = timedelta(days=30)
 
 
 class SimClock:
+    """A clock the lifecycle bench moves by hand (``clock=`` of ``GraphMemory``).
+
+    Example:
+        >>> from datetime import datetime, timedelta, UTC
+        >>> clock = SimClock(datetime(2023, 5, 1, tzinfo=UTC))
+        >>> clock.now += timedelta(days=30); clock().month
+        5
+    """
+
     def __init__(self, start: datetime) -> None:
         self.now = start
 
@@ -53,6 +62,13 @@ class SimClock:
 
 @dataclass
 class ConvResult:
+    """One LoCoMo conversation's numbers in the lifecycle bench.
+
+    Example:
+        >>> ConvResult("conv-26", questions=10).strict_r10
+        0.0
+    """
+
     name: str
     questions: int = 0
     static_r10: float = 0.0

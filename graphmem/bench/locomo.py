@@ -32,6 +32,13 @@ KS = (5, 10, 20)
 
 @dataclass
 class Conversation:
+    """One LoCoMo conversation: turns to store, questions with their evidence ids.
+
+    Example:
+        >>> Conversation("conv-26", ("Caroline", "Melanie"), [], []).dropped
+        0
+    """
+
     name: str
     speakers: tuple[str, str]
     turns: list[dict[str, Any]]  # {dia_id, content, source, session_id, created_at}
@@ -76,6 +83,15 @@ def load(path: Path) -> Conversation:
 
 @dataclass
 class Scores:
+    """Recall@k, reciprocal ranks and latencies of a run of questions.
+
+    Example:
+        >>> s = Scores()
+        >>> s.add(["a", "b"], ["b"], 0.01)
+        >>> s.rr
+        [0.5]
+    """
+
     ks: tuple[int, ...] = KS
     recall: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
     rr: list[float] = field(default_factory=list)
@@ -155,7 +171,14 @@ def conversations(folder: Path, names: Iterable[str] | None = None) -> list[Conv
 
 
 class CachedEmbedder:
-    """Embeds each text once: graphmem and the baselines share the very same vectors."""
+    """Embeds each text once: graphmem and the baselines share the very same vectors.
+
+    Example:
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> e = CachedEmbedder(RandomEmbedder())
+        >>> _ = e.embed(["a", "a", "b"]); sorted(e.cache)
+        ['a', 'b']
+    """
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner

@@ -27,7 +27,13 @@ def unavailable(module: Path = MODULE) -> str | None:
 
 class Neo4jServer:
     """``home``: the server's data folder (kept, e.g. to measure its size); a temporary one,
-    removed by the server, when None."""
+    removed by the server, when None.
+
+    Example:
+        >>> with Neo4jServer() as server:  # doctest: +SKIP
+        ...     print(server.uri)
+        bolt://127.0.0.1:...
+    """
 
     def __init__(self, home: Path | None = None, *, module: Path = MODULE,
                  heap: str = "1g") -> None:

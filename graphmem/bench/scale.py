@@ -38,7 +38,14 @@ from graphmem.engine.writes import context_text
 
 
 class RandomEmbedder:
-    """Seeded random unit vectors per text: no model cost, stable across calls."""
+    """Seeded random unit vectors per text: no model cost, stable across calls.
+
+    Example:
+        >>> import numpy as np
+        >>> e = RandomEmbedder()
+        >>> bool(np.allclose(e.embed(["x"]), e.embed(["x"])))
+        True
+    """
 
     dim = 384
 
@@ -52,7 +59,13 @@ class RandomEmbedder:
 
 
 class PrecomputedEmbedder:
-    """Serves vectors computed beforehand; falls back to the wrapped embedder on a miss."""
+    """Serves vectors computed beforehand; falls back to the wrapped embedder on a miss.
+
+    Example:
+        >>> e = PrecomputedEmbedder(RandomEmbedder())
+        >>> _ = e.fill(["a", "b"]); _ = e.embed(["a", "c"]); e.misses
+        1
+    """
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
@@ -79,7 +92,13 @@ class PrecomputedEmbedder:
 
 
 class Switch:
-    """An embedder whose implementation the benchmark swaps between phases."""
+    """An embedder whose implementation the benchmark swaps between phases.
+
+    Example:
+        >>> s = Switch(RandomEmbedder()); s.inner = PrecomputedEmbedder(RandomEmbedder())
+        >>> s.embed(["a"]).shape
+        (1, 384)
+    """
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner

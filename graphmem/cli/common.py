@@ -25,7 +25,12 @@ DEFAULT_DATA = "./graphmem-data"
 @dataclass(frozen=True)
 class Location:
     """Where a command's store is: a data folder or a database URL, and whether a folder
-    that holds no store may be created (``--create``, ``graphmem init``)."""
+    that holds no store may be created (``--create``, ``graphmem init``).
+
+    Example:
+        >>> Location("neo4j://db:7687").exists(), str(Location("./data", create=True))
+        (True, './data')
+    """
 
     target: str
     create: bool = False

@@ -139,7 +139,14 @@ class _Calls:
 class GraphMemClient:
     """Synchronous client: ``GraphMemClient(url, api_key)``. ``retries``: how often a call
     that changes nothing is repeated after a connection failure or a 502/503/504 (waiting
-    ``backoff`` seconds, doubling); a write is never repeated."""
+    ``backoff`` seconds, doubling); a write is never repeated.
+
+    Example:
+        >>> client = GraphMemClient("http://127.0.0.1:8765", "gm_...")  # doctest: +SKIP
+        >>> m = client.store("the deploy failed", namespace="ops")  # doctest: +SKIP
+        >>> client.entries([m.id], namespace="ops")[0].content  # doctest: +SKIP
+        'the deploy failed'
+    """
 
     def __init__(self, base_url: str, api_key: str | None = None, *,
                  timeout: float = 30.0, retries: int = 2, backoff: float = 0.2,
@@ -233,7 +240,13 @@ class GraphMemClient:
 
 
 class AsyncGraphMemClient:
-    """The same calls, async (``await client.retrieve(...)``)."""
+    """The same calls, async (``await client.retrieve(...)``).
+
+    Example:
+        >>> async def main():  # doctest: +SKIP
+        ...     async with AsyncGraphMemClient("http://127.0.0.1:8765", "gm_...") as client:
+        ...         return await client.retrieve("deploy", namespace="ops")
+    """
 
     def __init__(self, base_url: str, api_key: str | None = None, *,
                  timeout: float = 30.0, retries: int = 2, backoff: float = 0.2,

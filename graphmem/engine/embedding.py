@@ -22,6 +22,15 @@ log = logging.getLogger(__name__)
 
 @runtime_checkable
 class Embedder(Protocol):
+    """Anything that turns texts into unit vectors of dim floats.
+
+    Example:
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> e: Embedder = RandomEmbedder()
+        >>> e.embed(["a", "b"]).shape == (2, e.dim)
+        True
+    """
+
     dim: int
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -63,7 +72,13 @@ def _load(name_or_path: str, device: str) -> Any:
 
 
 class SentenceTransformerEmbedder:
-    """Batched sentence-transformers embeddings, normalised, float32."""
+    """Batched sentence-transformers embeddings, normalised, float32.
+
+    Example:
+        >>> embedder = SentenceTransformerEmbedder()  # loads nothing yet
+        >>> embedder.embed(["the deploy failed"]).shape  # doctest: +SKIP
+        (1, 384)
+    """
 
     def __init__(self, config: EmbeddingConfig | None = None) -> None:
         self.config = config or EmbeddingConfig()

@@ -23,6 +23,16 @@ log = logging.getLogger(__name__)
 
 @dataclass(slots=True)
 class MaintenanceReport:
+    """What one maintenance run did (or, dry, would do): importance updates and tier
+    transitions with their reasons.
+
+    Example:
+        >>> from datetime import datetime, UTC
+        >>> report = MaintenanceReport(at=datetime(2026, 1, 1, tzinfo=UTC), dry_run=True)
+        >>> report.changed, report.counts()["promotion"]
+        (False, 0)
+    """
+
     at: datetime
     dry_run: bool
     namespaces: list[str] = field(default_factory=list)

@@ -25,6 +25,14 @@ log = logging.getLogger(__name__)
 
 @dataclass(slots=True)
 class MigrationReport:
+    """What migrate copied from one store to another and what its sample check found.
+
+    Example:
+        >>> report = MigrationReport("ops", memories=10, edges=4, sampled=10)
+        >>> report.ok
+        True
+    """
+
     namespace: str
     memories: int = 0
     edges: int = 0

@@ -55,6 +55,20 @@ STRATEGIES = ("weighted", "fast_first", "comprehensive")
 
 @dataclass(slots=True, frozen=True)
 class Query:
+    """One retrieval request, validated and with the configured defaults filled in
+    (Retriever.query builds it).
+
+    Example:
+        >>> import tempfile
+        >>> from graphmem import GraphMemory
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
+        >>> q = Retriever(mem.core).query("deploy", "ops", limit=5)
+        >>> q.limit, q.strategy, q.depth
+        (5, 'weighted', 1)
+        >>> mem.close()
+    """
+
     text: str
     namespace: str
     limit: int

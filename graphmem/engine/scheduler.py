@@ -19,7 +19,18 @@ CONSOLIDATION_JOB = "graphmem-consolidation"
 
 
 class Jobs(Protocol):
-    """What the scheduler runs: the facade (``GraphMemory``) satisfies it."""
+    """What the scheduler runs: the facade (``GraphMemory``) satisfies it.
+
+    Example:
+        >>> import tempfile
+        >>> from graphmem import GraphMemory
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
+        >>> scheduler = start_scheduler(mem, interval_minutes=60, consolidation=False)
+        >>> [job.id for job in scheduler.get_jobs()]
+        ['graphmem-maintenance']
+        >>> scheduler.shutdown(); mem.close()
+    """
 
     config: GraphMemConfig
 

@@ -15,6 +15,14 @@ from graphmem.models import PathStep, Relation, RelationType, WalkPath
 
 @dataclass(slots=True)
 class Reached:
+    """A memory the walk reached: the score it carries there, the path, and the hops taken.
+
+    Example:
+        >>> from graphmem.models import WalkPath
+        >>> Reached(0.8, WalkPath(("m1",)), 0).path.is_seed
+        True
+    """
+
     score: float
     path: WalkPath
     hops: int

@@ -42,7 +42,13 @@ class _Item:
 
 @dataclass(slots=True)
 class SessionPlan:
-    """FOLLOWS edges to add/remove and memories whose predecessor changed."""
+    """FOLLOWS edges to add/remove and memories whose predecessor changed.
+
+    Example:
+        >>> plan = plan_session(["a", "b", "c"], [("a", "c")])
+        >>> plan.add, plan.remove, plan.predecessor
+        ([('a', 'b'), ('b', 'c')], [('a', 'c')], {'b': 'a', 'c': 'b'})
+    """
 
     add: list[tuple[str, str]] = field(default_factory=list)
     remove: list[tuple[str, str]] = field(default_factory=list)

@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 
 @dataclass(slots=True)
 class FieldStats:
-    """Document count, total length and document frequencies of one keyword field."""
+    """Document count, total length and document frequencies of one keyword field.
+
+    Example:
+        >>> stats = FieldStats()
+        >>> stats.add(["deploy", "fail"]); stats.add(["deploy"])
+        >>> stats.snapshot(["deploy", "rollback"])
+        TermStats(docs=2, avg_length=1.5, df={'deploy': 2, 'rollback': 0})
+    """
 
     docs: int = 0
     total_length: int = 0
@@ -39,6 +46,15 @@ class FieldStats:
 
 @dataclass(slots=True, frozen=True)
 class TermStats:
+    """Collection statistics for some query terms: documents, average length, document
+    frequencies.
+
+    Example:
+        >>> s = TermStats(docs=100, avg_length=12.0, df={"deploy": 3})
+        >>> round(idf(s.docs, s.df["deploy"]), 3)
+        3.362
+    """
+
     docs: int
     avg_length: float
     df: dict[str, int]

@@ -126,7 +126,14 @@ def expiry(m: Memory, now: datetime, tiers: TiersConfig) -> str | None:
 
 @dataclass(slots=True, frozen=True)
 class Candidate:
-    """What eviction needs to know of an active memory."""
+    """What eviction needs to know of an active memory.
+
+    Example:
+        >>> from datetime import datetime, UTC
+        >>> t = datetime(2026, 1, 1, tzinfo=UTC)
+        >>> evictions([Candidate("a", False, 0.2, t, 1.0), Candidate("b", False, 0.9, t, 1.0)], 1)
+        ['a']
+    """
 
     id: str
     pinned: bool

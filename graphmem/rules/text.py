@@ -50,7 +50,13 @@ def _stemmer(language: str) -> snowballstemmer.stemmer:
 
 
 class Analyzer:
-    """Turns text into keyword terms. Thread-safe for reading; stems are memoised."""
+    """Turns text into keyword terms. Thread-safe for reading; stems are memoised.
+
+    Example:
+        >>> a = Analyzer()
+        >>> a.terms("The deploys failed twice")
+        ['deploy', 'fail', 'twice']
+    """
 
     def __init__(self, language: str = "english") -> None:
         self.language = language

@@ -36,6 +36,12 @@ class WriteBatch:
     upserted by key (source, target, type). Deleting a memory also deletes its edges.
     Order inside the transaction: delete edges, delete memories, upsert memories, patch
     memories, upsert edges, record transitions.
+
+    Example:
+        >>> from graphmem.models import Memory
+        >>> batch = WriteBatch("ops", memories=[Memory(id="m1", namespace="ops", content="x")])
+        >>> bool(batch), bool(WriteBatch("ops"))
+        (True, False)
     """
 
     namespace: str
@@ -101,7 +107,14 @@ def breadth_first(seeds: Collection[str], depth: int, max_nodes: int,
 
 @dataclass(slots=True, frozen=True)
 class Counts:
-    """What ``stats`` needs from a store: counts by (tier, status, kind) and by edge type."""
+    """What ``stats`` needs from a store: counts by (tier, status, kind) and by edge type.
+
+    Example:
+        >>> from graphmem.models import Status, Tier
+        >>> c = Counts({(Tier.FAST, Status.ACTIVE, "memory"): 3}, {})
+        >>> sum(c.memories.values())
+        3
+    """
 
     memories: dict[tuple[Tier, Status, str], int]
     edges: dict[RelationType, int]
@@ -109,6 +122,16 @@ class Counts:
 
 @runtime_checkable
 class MemoryStore(Protocol):
+    """The port: everything the core asks of a storage backend (SQLite, Neo4j, FalkorDB).
+
+    Example:
+        >>> import tempfile
+        >>> from graphmem.store.sqlite import SQLiteStore
+        >>> store = SQLiteStore(tempfile.mkdtemp())
+        >>> isinstance(store, MemoryStore)
+        True
+    """
+
     # lifecycle --------------------------------------------------------------------------
     def open(self) -> None:
         """Connect, create/migrate the schema, warm caches. Constructors do no I/O."""
@@ -259,7 +282,14 @@ class KeyRecords(Protocol):
     """Where API key records live (hashes only): a graph database, so every API replica of
     it shares them (``CypherStore``), or the embedded default's ``keys.db`` file beside its
     data (``graphmem.store.keyfile.KeyFile``: a second process may write keys while the server
-    runs, which the data folder's one-process lock would not allow)."""
+    runs, which the data folder's one-process lock would not allow).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from graphmem.store.keyfile import KeyFile
+        >>> isinstance(KeyFile(pathlib.Path(tempfile.mkdtemp()) / "keys.db"), KeyRecords)
+        True
+    """
 
     def save_key(self, record: dict[str, Any]) -> None:
         """Store a new record: id, hash, namespaces, role, label, created_at (seconds)."""

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Collection, Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -68,7 +68,17 @@ def _vector_hits(row: dict[str, Any], k: int, fetch: int) -> tuple[list[tuple[st
     return matches[:k], done
 
 
+@runtime_checkable
 class Connection(Protocol):
+    """What the Cypher adapter needs of an engine's connection module: run a named
+    statement with parameters, and create the schema.
+
+    Example:
+        >>> from graphmem.store.neo4j_conn import Neo4jConnection
+        >>> isinstance(Neo4jConnection("neo4j://localhost:7687"), Connection)
+        True
+    """
+
     dialect: str
 
     def open(self) -> None: ...
@@ -104,7 +114,17 @@ def _memory(row: dict[str, Any]) -> Memory:
 
 
 class CypherStore:
-    """The store port over a ``Connection`` (``Neo4jConnection`` or ``FalkorDBConnection``)."""
+    """The store port over a ``Connection`` (``Neo4jConnection`` or ``FalkorDBConnection``).
+
+    Example:
+        >>> from graphmem.store.falkordb_server import FalkorDBServer
+        >>> from graphmem.store.falkordb_conn import FalkorDBConnection
+        >>> import tempfile
+        >>> server = FalkorDBServer(tempfile.mkdtemp()); server.start()  # doctest: +SKIP
+        >>> store = CypherStore(FalkorDBConnection(server.url)); store.open()  # doctest: +SKIP
+        >>> store.namespaces()  # doctest: +SKIP
+        []
+    """
 
     def __init__(self, connection: Connection, *, dim: int = 384) -> None:
         self.conn = connection

@@ -56,6 +56,15 @@ def header(params: dict[str, Any]) -> str:
 
 
 class FalkorDBConnection:
+    """One FalkorDB graph over its native client (redis protocol; never Bolt): statements run
+    with an inline parameter header (``header``), values escaped by ``literal``.
+
+    Example:
+        >>> conn = FalkorDBConnection("falkordb://localhost:6379", graph="graphmem")  # no I/O yet
+        >>> conn.dialect, header({"ns": "ops", "k": 3})
+        ('falkordb', 'CYPHER `ns`="ops" `k`=3 ')
+    """
+
     dialect = "falkordb"
 
     def __init__(self, url: str, *, graph: str = "graphmem", password: str | None = None) -> None:

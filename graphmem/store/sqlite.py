@@ -98,7 +98,16 @@ def _marks(n: int) -> str:
 
 
 class SQLiteStore:
-    """The embedded store over one data folder (see module docstring)."""
+    """The embedded store over one data folder (see module docstring).
+
+    Example:
+        >>> import tempfile
+        >>> store = SQLiteStore(tempfile.mkdtemp(), dim=2)
+        >>> store.open()
+        >>> store.namespaces(), store.counts("ops").memories
+        ([], {})
+        >>> store.close()
+    """
 
     def __init__(self, folder: str | Path, *, dim: int = 384,
                  config: StoreConfig | None = None, create: bool = True) -> None:

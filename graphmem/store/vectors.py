@@ -18,6 +18,19 @@ STATUS_CODE = {s: i for i, s in enumerate(_STATUS_ORDER)}
 
 
 class VectorIndex:
+    """Normalised float32 vectors of one store in memory, two fields (content, context),
+    with each row's tier and status, for exact top-k.
+
+    Example:
+        >>> import numpy as np
+        >>> from graphmem.models import Status, Tier
+        >>> index = VectorIndex(dim=2)
+        >>> index.upsert("a", np.array([1, 0], np.float32), None, Tier.FAST, Status.ACTIVE)
+        >>> index.upsert("b", np.array([0, 1], np.float32), None, Tier.SLOW, Status.ACTIVE)
+        >>> [i for i, _ in index.topk(np.array([0.9, 0.1], np.float32), 1)]
+        ['a']
+    """
+
     def __init__(self, dim: int, capacity: int = 1024) -> None:
         self.dim = dim
         self.ids: list[str] = []
