@@ -227,6 +227,7 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
                 mem.close()
 
     app = FastAPI(title="graphmem", version="0.1.0", lifespan=lifespan,
+                  docs_url=None, redoc_url=None,  # served offline by the viewer module
                   description="Long-term memory for LLM agents, backed by a property graph. "
                               "Every route is scoped to a namespace the API key may use.",
                   responses={code: {"model": s.ErrorOut, "description": text} for code, text in (
@@ -286,6 +287,9 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
     for router in (memories.router, relations.router, retrieval.router,
                    consolidation.router, operations.router):
         app.include_router(router)
+    from graphmem.api import viewer
+
+    viewer.install(app)  # /viewer, its static files, /docs and /redoc: nothing from a CDN
     app.mount("/mcp", McpAuth(mcp_app, settings, lambda: app.state.keys))
     app.add_middleware(Guard, settings=settings, keys=lambda: app.state.keys)
     return app

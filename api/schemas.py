@@ -232,6 +232,9 @@ class EntriesIn(_In):
 
     namespace: NamespaceStr
     ids: list[IdStr] = Field(min_length=1, max_length=100)
+    record_access: bool = Field(
+        default=True, description="count the read as an access (agents); operators' tools "
+        "such as the viewer pass false and change nothing")
 
 
 class MemoryOut(BaseModel):

@@ -124,9 +124,10 @@ class GraphMemory:
         with self._write_lock:
             self._editor.unrelate(ns, source_id, target_id, type)
 
-    def relations(self, id: str, *, namespace: str,
+    def relations(self, id: str, *, namespace: str, depth: int = 1, max_nodes: int = 100,
                   types: Collection[RelationType | str] | None = None) -> list[Relation]:
-        return self._editor.relations(v.namespace(namespace), id, types)
+        """Edges of a memory, or (``depth=2``) its neighbourhood of at most ``max_nodes``."""
+        return self._editor.relations(v.namespace(namespace), id, types, depth, max_nodes)
 
     def update(self, id: str, *, namespace: str, content: str | None = None,
                importance: float | None = None, tier: Tier | str | None = None,
@@ -186,11 +187,11 @@ class GraphMemory:
         """Memories of one status (e.g. the expired and archived ones, to restore)."""
         return reads.list_memories(self.core, v.namespace(namespace), status, tier, limit)
 
-    def transitions(self, id: str, *, namespace: str) -> list[Transition]:
-        """A memory's recorded promotions, demotions, expiry, eviction and restores."""
-        ns = v.namespace(namespace)
-        self.core.require(ns, [id])
-        return self.backend.transitions_of(ns, id)
+    def transitions(self, id: str | None = None, *, namespace: str, limit: int = 100,
+                    since: datetime | None = None) -> list[Transition]:
+        """A memory's recorded promotions, demotions, expiries, evictions and restores, oldest
+        first; without ``id``, the namespace's latest ``limit`` (since ``since``), newest first."""
+        return reads.transitions(self.core, v.namespace(namespace), id, limit, since)
 
     # -- consolidation ----------------------------------------------------------------------
     def consolidate(self, namespace: str | None = None, *, dry_run: bool = False,

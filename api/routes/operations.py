@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Request
+from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -24,6 +25,24 @@ def error(status: int, code: str, message: str) -> JSONResponse:
 @router.get("/v1/stats")
 def stats(namespace: NsQuery, who: Auth, mem: Mem) -> dict[str, Any]:
     return mem.stats(namespace=authorize(who, namespace))
+
+
+@router.get("/v1/whoami")
+def whoami(who: Auth, mem: Mem) -> dict[str, Any]:
+    """The calling key's role and the namespaces it may use (those that hold memories, and
+    every one it names); ``all_namespaces`` when it may use any."""
+    known = set(mem.namespaces()) | {n for n in who.namespaces if n != "*"}
+    return {"key_id": who.key_id, "role": who.role, "all_namespaces": "*" in who.namespaces,
+            "namespaces": sorted(n for n in known if who.may_use(n))}
+
+
+@router.get("/v1/transitions")
+def transitions(namespace: NsQuery, who: Auth, mem: Mem,
+                limit: Annotated[int, Query(ge=1, le=10_000)] = 200,
+                since: Annotated[datetime | None, Query()] = None) -> list[dict[str, Any]]:
+    """The namespace's latest tier transitions with their reasons, newest first."""
+    return [t.to_dict() for t in mem.transitions(namespace=authorize(who, namespace),
+                                                 limit=limit, since=since)]
 
 
 @router.get("/healthz")

@@ -67,12 +67,18 @@ class Editor:
                                 f"{target_id!r} in namespace {ns!r}")
         self.core.store.apply(WriteBatch(ns, delete_edges=[(source_id, target_id, rtype)]))
 
-    def relations(self, ns: str, id: str,
-                  types: Collection[RelationType | str] | None) -> list[Relation]:
+    def relations(self, ns: str, id: str, types: Collection[RelationType | str] | None,
+                  depth: int = 1, max_nodes: int = 100) -> list[Relation]:
+        """Edges of ``id`` (``depth`` 1), or every edge met within ``depth`` hops of it,
+        reaching at most ``max_nodes`` memories (the viewer's neighbourhood graph)."""
         self.core.require(ns, [id])
         wanted = None if types is None else [v.relation_type(t, caller=False) for t in types]
-        return sorted(self.core.store.edges_of(ns, [id], wanted),
-                      key=lambda e: (e.type.value, e.source_id, e.target_id))
+        if depth not in (1, 2):
+            raise ValidationError("depth must be 1 or 2")
+        store = self.core.store
+        edges = (store.edges_of(ns, [id], wanted) if depth == 1 else
+                 store.neighbourhood(ns, [id], depth, types=wanted, max_nodes=max_nodes))
+        return sorted(edges, key=lambda e: (e.type.value, e.source_id, e.target_id))
 
     def update(self, ns: str, id: str, *, content: str | None, importance: float | None,
                tier: Tier | str | None, metadata: Mapping[str, Any] | None,

@@ -4,11 +4,12 @@ and the consolidation runs' records. The facade validates the namespace and dele
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from graphmem.engine.core import Core
 from graphmem.errors import NotFoundError, ValidationError
-from graphmem.models import IndexEntry, Memory, RetrievalResult, Status, Tier
+from graphmem.models import IndexEntry, Memory, RetrievalResult, Status, Tier, Transition
 from graphmem.rules import validation as v
 from graphmem.rules.text import preview, token_estimate
 
@@ -65,3 +66,14 @@ def run_record(core: Core, run_id: str) -> dict[str, Any]:
     if data is None:
         raise NotFoundError(f"no consolidation run {run_id!r}")
     return data
+
+
+def transitions(core: Core, ns: str, id: str | None, limit: int,
+                since: datetime | None) -> list[Transition]:
+    """One memory's transitions (oldest first), or the namespace's latest (newest first)."""
+    if id is not None:
+        core.require(ns, [id])
+        return core.store.transitions_of(ns, id)
+    if not 1 <= limit <= 10_000:
+        raise ValidationError("limit must be within 1..10000")
+    return core.store.recent_transitions(ns, limit, since)

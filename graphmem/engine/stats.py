@@ -20,8 +20,10 @@ def namespace_stats(store: MemoryStore, ns: str, now: datetime, config: GraphMem
     tiers = {t.value: 0 for t in Tier}
     statuses = {s.value: 0 for s in Status}
     kinds = {k.value: 0 for k in Kind}
+    by_tier = {t.value: {s.value: 0 for s in Status} for t in Tier}
     for (tier, status, kind), n in counts.memories.items():
         statuses[status.value] += n
+        by_tier[tier.value][status.value] += n
         kinds[kind] = kinds.get(kind, 0) + n
         if status is Status.ACTIVE:
             tiers[tier.value] += n
@@ -50,6 +52,7 @@ def namespace_stats(store: MemoryStore, ns: str, now: datetime, config: GraphMem
         "memories": sum(statuses.values()),
         "tiers": tiers,
         "statuses": statuses,
+        "tier_statuses": by_tier,
         "kinds": kinds,
         "edges": {t.value: counts.edges.get(t, 0) for t in RelationType},
         "promotions": per_kind["promotion"],

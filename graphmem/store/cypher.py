@@ -258,6 +258,12 @@ class CypherStore:
         rows = self._run("memory/transitions_of", namespace=namespace, memory_id=memory_id)
         return [codec.transition(r) for r in rows]
 
+    def recent_transitions(self, namespace: str, limit: int,
+                           since: datetime | None = None) -> list[Transition]:
+        rows = self._run("memory/transitions_recent", namespace=namespace,
+                         since=codec.ts(since) if since else -1e18, limit=max(0, int(limit)))
+        return [codec.transition(r) for r in rows]
+
     def iter_edges(self, namespace: str, *, page: int = 5000) -> Iterator[list[Relation]]:
         skip = 0
         while True:

@@ -491,6 +491,18 @@ class SQLiteStore:
                                            "at", "from_status", "to_status"), r, strict=True)))
                 for r in rows]
 
+    def recent_transitions(self, namespace: str, limit: int,
+                           since: datetime | None = None) -> list[Transition]:
+        with self._guard():
+            rows = self.conn.execute(
+                "SELECT memory_id, kind, from_tier, to_tier, reason, at, from_status, to_status "
+                "FROM transitions WHERE namespace = ? AND at >= ? ORDER BY at DESC, id DESC "
+                "LIMIT ?", (namespace, since.timestamp() if since else float("-inf"),
+                            max(0, int(limit)))).fetchall()
+        return [codec.transition(dict(zip(("memory_id", "kind", "from_tier", "to_tier", "reason",
+                                           "at", "from_status", "to_status"), r, strict=True)))
+                for r in rows]
+
     def iter_edges(self, namespace: str, *, page: int = 5000) -> Iterator[list[Relation]]:
         after: tuple[str, str, str] = ("", "", "")
         while True:

@@ -382,6 +382,12 @@ def test_patches_and_transitions_in_one_batch(store: MemoryStore) -> None:
     history = store.transitions_of(NS, "m2")
     assert [(t.kind, t.to_status, t.reason) for t in history] == [
         (TransitionKind.EVICTION, Status.ARCHIVED, "full")]
+    # the namespace's latest transitions, newest first, bounded, since a time
+    assert [t.memory_id for t in store.recent_transitions(NS, 10)] == ["m1", "m2"]
+    assert [t.memory_id for t in store.recent_transitions(NS, 1)] == ["m1"]
+    assert [t.memory_id for t in store.recent_transitions(
+        NS, 10, since=T0 + timedelta(hours=1))] == ["m1"]
+    assert store.recent_transitions("other-ns", 10) == []
     with pytest.raises(StoreError):
         store.apply(WriteBatch(NS, patches=[("m1", {"content": "sneaky"})]))
     assert store.get_memories(NS, ["m1"])["m1"].content == "memory 1"
