@@ -66,7 +66,7 @@ def _seed(folder: Path) -> dict[str, Any]:
     ids: dict[str, Any] = {}
     cfg = GraphMemConfig(consolidation=ConsolidationConfig(age_days=30, coherence=0.5))
     with GraphMemory.open(folder, clock=lambda: clock["now"], config=cfg) as mem:
-        for topic, texts in TOPICS.items():
+        for texts in TOPICS.values():
             for i, text in enumerate(texts):
                 mem.store(text, namespace=NS, importance=0.3,
                           created_at=past + timedelta(hours=i), source="ops-agent")
@@ -91,13 +91,13 @@ def _seed(folder: Path) -> dict[str, Any]:
         clock["now"] = now + timedelta(hours=3)  # the fast tier's retention passes: demotions
         assert mem.maintain(NS).transitions
         original = Consolidator._retrieval_check
-        Consolidator._retrieval_check = lambda self, plan: {  # type: ignore[method-assign]
+        Consolidator._retrieval_check = lambda self, plan: {
             "queries": 10, "recall_before": 1.0, "recall_after": 0.6, "loss": 0.4,
             "held_on": 0.4, "max_loss": 0.2}
         try:
             run = mem.consolidate(namespace=NS)
         finally:
-            Consolidator._retrieval_check = original  # type: ignore[method-assign]
+            Consolidator._retrieval_check = original
         ids.update(deploy=deploy.id, timeouts=timeouts.id, pg14=pg14.id, foreign=foreign.id,
                    run=run.id, run_status=run.status)
     keys = KeyStore(folder / "keys.db")
@@ -220,7 +220,8 @@ def test_the_neighbourhood_graph_opens_a_node(page: Any, served: dict[str, Any],
     _sign_in(page, served, served["admin"])
     page.goto(f"{served['base']}/viewer#/graph/{served['deploy']}")
     page.locator("[data-testid=graph-nodes] li").first.wait_for()
-    page.wait_for_function("window.graphmemViewer.cy && window.graphmemViewer.cy.nodes().length > 1")
+    page.wait_for_function("window.graphmemViewer.cy && "
+                           "window.graphmemViewer.cy.nodes().length > 1")
     n = page.evaluate("window.graphmemViewer.cy.nodes().length")
     assert n >= 2
     page.screenshot(path=str(shots / "viewer-graph.png"))
