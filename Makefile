@@ -26,9 +26,8 @@ $(NPM_STAMP): tests/cypher/package.json tests/cypher/package-lock.json
 
 install: $(STAMP) $(NPM_STAMP)
 
-demo: $(STAMP)  ## store a small memory set with relations, retrieve, print terms and paths
-	rm -rf $(DATA)/demo-run
-	$(VENV)/bin/graphmem demo --data $(DATA)/demo-run
+demo: $(STAMP)  ## a small memory set with relations: retrieve, explain, consolidate (then: graphmem viewer)
+	$(VENV)/bin/graphmem demo --data $(DATA)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

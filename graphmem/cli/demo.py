@@ -2,7 +2,9 @@
 
 It stores memories with explicit relations (a causal chain, a reference, a contradiction) and a
 short conversation session (FOLLOWS edges), then runs a few retrievals and prints each result's
-score, every score term and the path that reached it.
+score, every score term and the path that reached it. Two months of older notes on two topics
+give the consolidation something to summarise: its report is what a maintainer reviews in the
+viewer (``graphmem viewer --data <folder>``). Running the demo again replaces its namespace.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from graphmem.memory import GraphMemory
+from graphmem.models import Status
 
 NS = "demo"
 
@@ -34,14 +37,42 @@ SESSION = [
     ("agent", "Agent: yes, if the migration is split into batches and runs after 18:00"),
     ("priya", "Priya: ok, schedule it and send me the summary afterwards"),
 ]
+#: older notes (two topics, stored two months before the demo's day): consolidation material
+HISTORY = [
+    "The nightly backup job failed because the storage volume was full",
+    "Backups failed again overnight: the backup disk ran out of space",
+    "The backup volume filled up and the nightly backup did not finish",
+    "Disk full on the backup server stopped last night's backup run",
+    "A customer was charged twice and asked for a refund of the duplicate invoice",
+    "Refund issued after the billing system charged a customer twice",
+    "Duplicate charge on an invoice: the customer wants a refund",
+    "Billing double-charged a customer; we refunded the second payment",
+]
 QUERIES = ["why did the billing deploy fail?", "what database does billing use?",
            "when is the next billing deploy?"]
 
 
+def _reset(mem: GraphMemory) -> int:
+    """Delete what an earlier demo left in its namespace (explicit deletes, this one only)."""
+    gone = 0
+    for status in Status:
+        while batch := mem.list_memories(namespace=NS, status=status, limit=100):
+            for m in batch:
+                mem.delete(m.id, namespace=NS)
+                gone += 1
+    return gone
+
+
 def run_demo(folder: str | Path, echo: Callable[[str], None]) -> None:
     start = datetime(2026, 3, 2, 14, 0, tzinfo=UTC)
-    now = start + timedelta(days=3)  # an injected clock: decay and recency as of that day
-    with GraphMemory.open(folder, clock=lambda: now) as mem:
+    clock = {"now": start - timedelta(days=60)}  # an injected clock: the demo's own days
+    with GraphMemory.open(folder, clock=lambda: clock["now"]) as mem:
+        if gone := _reset(mem):
+            echo(f"(removed the {gone} memories an earlier demo left in namespace '{NS}')")
+        mem.store_many([{"content": text, "importance": 0.3, "source": "ops-agent",
+                         "created_at": clock["now"] + timedelta(hours=i)}
+                        for i, text in enumerate(HISTORY)], namespace=NS)
+        clock["now"] = start + timedelta(days=3)  # decay and recency as of that day
         ids: dict[str, str] = {}
         for n, (key, text, importance) in enumerate(INCIDENT):
             m = mem.store(text, namespace=NS, importance=importance, source="ops-agent",
@@ -63,3 +94,8 @@ def run_demo(folder: str | Path, echo: Callable[[str], None]) -> None:
                 echo(f"          path: {r.path}")
                 echo("          terms: " + ", ".join(f"{k} {v:.2f}" for k, v in r.terms.items()
                                                      if v))
+        run = mem.consolidate(namespace=NS)
+        report = run.report
+        echo(f"\nconsolidation {run.id}: {run.status}; {report.get('summaries', 0)} summaries "
+             f"written, {report.get('archived', 0)} memories archived (restorable)")
+    echo(f"\nlook at it in a browser: graphmem viewer --data {folder}")

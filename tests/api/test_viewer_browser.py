@@ -178,6 +178,15 @@ def _sign_in(page: Any, served: dict[str, Any], key: str) -> None:
     page.locator("#nav").wait_for(state="visible")
 
 
+def _until(page: Any, expression: str, timeout: float = 30.0) -> None:
+    """Poll ``expression`` in the page (``wait_for_function`` evaluates with ``eval``, which
+    the viewer's Content-Security-Policy rightly refuses)."""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"timed out waiting for {expression}"
+        page.wait_for_timeout(100)
+
+
 def _only_loopback(page: Any, served: dict[str, Any]) -> None:
     foreign = [u for u in page.requests if not u.startswith((served["base"], "data:", "blob:",
                                                              "about:"))]
@@ -220,8 +229,7 @@ def test_the_neighbourhood_graph_opens_a_node(page: Any, served: dict[str, Any],
     _sign_in(page, served, served["admin"])
     page.goto(f"{served['base']}/viewer#/graph/{served['deploy']}")
     page.locator("[data-testid=graph-nodes] li").first.wait_for()
-    page.wait_for_function("window.graphmemViewer.cy && "
-                           "window.graphmemViewer.cy.nodes().length > 1")
+    _until(page, "window.graphmemViewer.cy && window.graphmemViewer.cy.nodes().length > 1")
     n = page.evaluate("window.graphmemViewer.cy.nodes().length")
     assert n >= 2
     page.screenshot(path=str(shots / "viewer-graph.png"))
@@ -272,6 +280,15 @@ def test_an_admin_approves_a_pending_run(page: Any, served: dict[str, Any], shot
     page.get_by_test_id("approve").click()
     page.get_by_test_id("rollback").wait_for()
     assert _rest(served, "GET", f"/v1/consolidation/runs/{served['run']}")["status"] == "applied"
+    # the summary it wrote stands for its members: its graph shows them, archived ones faded
+    page.goto(f"{served['base']}/viewer#/search?q=backup%20disk%20full")
+    page.locator("[data-testid=index] a", has_text="memories about").first.click()
+    page.get_by_role("link", name="Neighbourhood graph").click()
+    _until(page, "window.graphmemViewer.cy && window.graphmemViewer.cy.nodes().length > 2")
+    kinds = page.evaluate("window.graphmemViewer.cy.edges().map(e => e.data('type'))")
+    assert "SUMMARIZES" in kinds
+    assert "archived" in page.locator("[data-testid=graph-nodes]").inner_text()
+    page.screenshot(path=str(shots / "viewer-graph-summary.png"))
     _only_loopback(page, served)
 
 
