@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from graphmem.cli import main
 
 #: long-running servers and commands whose output is itself a file format
-NO_JSON = {"serve", "mcp", "demo", "export", "report", "bench"}
+NO_JSON = {"serve", "viewer", "mcp", "demo", "export", "report", "bench"}
 
 
 def _commands(group: click.Group, prefix: str = "") -> dict[str, click.Command]:

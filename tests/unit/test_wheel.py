@@ -1,0 +1,36 @@
+"""The wheel holds what the installed product needs (SPEC §2): the package-dir mapping puts
+api/, consolidation/ and cypher/ under ``graphmem``, with their data files, and nothing as a
+bare top-level package."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_wheel_ships_the_viewer_the_statements_and_the_templates(tmp_path: Path) -> None:
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                    str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=300)
+    [wheel] = tmp_path.glob("graphmem-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for needed in ("graphmem/api/viewer/static/viewer.html",
+                   "graphmem/api/viewer/static/viewer.js",
+                   "graphmem/api/viewer/static/viewer.css",
+                   "graphmem/api/viewer/static/vendor/VENDORED.md",
+                   "graphmem/api/viewer/static/vendor/cytoscape/cytoscape.min.js",
+                   "graphmem/api/viewer/static/vendor/cytoscape/LICENSE",
+                   "graphmem/api/viewer/static/vendor/swagger-ui/swagger-ui-bundle.js",
+                   "graphmem/api/viewer/static/vendor/swagger-ui/LICENSE",
+                   "graphmem/api/viewer/static/vendor/redoc/redoc.standalone.js",
+                   "graphmem/api/viewer/static/vendor/redoc/LICENSE",
+                   "graphmem/cypher/memory/transitions_recent.cypher",
+                   "graphmem/consolidation/templates/report.html.j2",
+                   "graphmem/engine/retrieval.py", "graphmem/rules/scoring.py",
+                   "graphmem/client/http.py", "graphmem/store/keyfile.py"):
+        assert needed in names, f"the wheel lacks {needed}"
+    tops = {n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")}
+    assert tops == {"graphmem"}, tops
