@@ -71,14 +71,20 @@ def bm25(query_terms: Sequence[str], docs: Mapping[str, Sequence[str]],
     """BM25 of each document (its analysed terms) for the query terms; 0 when none match."""
     terms = list(dict.fromkeys(query_terms))
     weights = {t: idf(n_docs, df.get(t, 0)) for t in terms}
+    wanted = frozenset(terms)
     avg = avg_length or 1.0
     out: dict[str, float] = {}
     for doc_id, doc_terms in docs.items():
-        if not doc_terms:
+        if not doc_terms or wanted.isdisjoint(doc_terms):
             out[doc_id] = 0.0
             continue
-        tf = Counter(doc_terms)
+        # only the query's terms are counted (a Counter of every term of every candidate
+        # was most of a LoCoMo query's time); same terms, same order, same arithmetic
         norm = k1 * (1 - b + b * len(doc_terms) / avg)
-        out[doc_id] = sum(weights[t] * tf[t] * (k1 + 1) / (tf[t] + norm)
-                          for t in terms if t in tf)
+        score = 0.0
+        for t in terms:
+            f = doc_terms.count(t)
+            if f:
+                score += weights[t] * f * (k1 + 1) / (f + norm)
+        out[doc_id] = score
     return out
