@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
@@ -54,8 +55,29 @@ def redoc() -> HTMLResponse:
                           with_google_fonts=False)
 
 
+def _bearer_in_openapi(app: FastAPI) -> None:
+    """Declare the API key (HTTP bearer) on every ``/v1`` operation, so the docs' *Authorize*
+    button takes a key and *Try it out* sends it (``/healthz`` and ``/readyz`` stay open)."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        schema = build()  # cached by FastAPI after the first call: mutated once
+        schemes = schema.setdefault("components", {}).setdefault("securitySchemes", {})
+        if "apiKey" not in schemes:
+            schemes["apiKey"] = {"type": "http", "scheme": "bearer",
+                                 "description": "a graphmem API key (`graphmem keys create`)"}
+            for path, operations in schema.get("paths", {}).items():
+                if path.startswith("/v1/"):
+                    for operation in operations.values():
+                        operation["security"] = [{"apiKey": []}]
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def install(app: FastAPI) -> None:
     """Serve the viewer, its static files and the offline docs on ``app`` (created with
     ``docs_url=None, redoc_url=None``)."""
     app.include_router(router)
     app.mount("/viewer/static", StaticFiles(directory=STATIC), name="viewer-static")
+    _bearer_in_openapi(app)

@@ -361,6 +361,7 @@ def test_api_docs_render_offline(page: Any, served: dict[str, Any], shots: Path)
     page.locator(".swagger-ui .info .title").wait_for()
     assert "graphmem" in page.locator(".swagger-ui .info .title").inner_text()
     page.locator(".opblock").first.wait_for()
+    assert page.locator(".swagger-ui .btn.authorize").count() == 1  # a key for "Try it out"
     page.screenshot(path=str(shots / "docs-swagger.png"))
     page.goto(served["base"] + "/redoc")
     page.wait_for_timeout(5000)

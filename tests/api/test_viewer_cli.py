@@ -72,3 +72,18 @@ def test_the_viewer_refuses_a_folder_without_a_store(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert len(done.stderr.strip().splitlines()) == 1 and "graphmem init" in done.stderr
     assert not missing.exists()
+
+
+def test_the_openapi_document_declares_the_key_on_v1_only(tmp_path: Path) -> None:
+    """The docs' Authorize button needs a declared scheme; health checks stay open."""
+    from graphmem.api.app import create_app
+    from graphmem.api.settings import Settings
+
+    with GraphMemory.open(tmp_path / "data", embedder=RandomEmbedder()) as mem:
+        schema = create_app(Settings(data=str(tmp_path / "data")), memory=mem).openapi()
+    assert schema["components"]["securitySchemes"]["apiKey"]["scheme"] == "bearer"
+    paths = schema["paths"]
+    assert paths["/v1/search"]["post"]["security"] == [{"apiKey": []}]
+    assert all(op.get("security") for p, ops in paths.items() if p.startswith("/v1/")
+               for op in ops.values())
+    assert "security" not in paths["/healthz"]["get"]
