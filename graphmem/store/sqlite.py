@@ -13,6 +13,7 @@ import logging
 import os
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -54,6 +55,8 @@ _UPSERT = (
     "ELSE excluded.context_embedding END"
 )
 _CHUNK = 500
+#: keyword fields kept from the last full-text candidates (retrieval re-reads them at once)
+_FIELDS_CACHE = 50_000
 
 
 _ts, _dt, _blob, _vec = codec.ts, codec.dt, codec.blob, codec.vector
@@ -121,6 +124,9 @@ class SQLiteStore:
         self._vectors: dict[str, VectorIndex] = {}
         self._adj: dict[str, dict[str, dict[EdgeKey, Relation]]] = {}
         self._kstats: dict[str, tuple[FieldStats, FieldStats]] = {}
+        #: (namespace, id) -> (keywords, context_keywords), filled by ``keyword_topk``, read by
+        #: ``keyword_fields``, dropped for every memory a batch writes or deletes
+        self._fields: OrderedDict[tuple[str, str], tuple[str, str]] = OrderedDict()
 
     # lifecycle ------------------------------------------------------------------------------
     def open(self) -> None:
@@ -158,6 +164,7 @@ class SQLiteStore:
             self._vectors.clear()
             self._adj.clear()
             self._kstats.clear()
+            self._fields.clear()
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -327,6 +334,8 @@ class SQLiteStore:
                 self._count_keywords(ns, m.keywords, m.context_keywords, 1)
             for key in dropped:
                 self._uncache_edge(ns, key)
+            for id_ in touched:
+                self._fields.pop((ns, id_), None)
             for id_ in batch.delete_memories:
                 index.remove(id_)
             for m in batch.memories:
@@ -395,8 +404,14 @@ class SQLiteStore:
 
     def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         out: dict[str, tuple[str, str]] = {}
-        unique = list(dict.fromkeys(ids))
         with self._guard():
+            unique = []
+            for id_ in dict.fromkeys(ids):
+                cached = self._fields.get((namespace, id_))
+                if cached is None:
+                    unique.append(id_)
+                else:
+                    out[id_] = cached
             for i in range(0, len(unique), _CHUNK):
                 chunk = unique[i:i + _CHUNK]
                 for id_, kw, ctx in self.conn.execute(
@@ -587,15 +602,22 @@ class SQLiteStore:
             expr += " AND tags : (" + " OR ".join(f"t{t.value}" for t in tiers) + ")"
         expr += f" AND {{keywords context_keywords}} : ({words})"
         # context weighs half, as in FalkorDB's index: the order only chooses candidates
-        sql = ("SELECT m.id, f.score FROM (SELECT rowid, -bm25(memory_fts, 1.0, 0.5, 0.0) AS score "
-               "FROM memory_fts WHERE memory_fts MATCH ? ORDER BY score DESC LIMIT ?) AS f "
+        sql = ("SELECT m.id, f.score, m.keywords, m.context_keywords FROM (SELECT rowid, "
+               "-bm25(memory_fts, 1.0, 0.5, 0.0) AS score FROM memory_fts WHERE memory_fts "
+               "MATCH ? ORDER BY score DESC LIMIT ?) AS f "
                "JOIN memories m ON m.pk = f.rowid ORDER BY f.score DESC")
         with self._guard():
             try:
-                return [(r[0], float(r[1])) for r in self.conn.execute(
-                    sql, (expr, k))]
+                rows = self.conn.execute(sql, (expr, k)).fetchall()
             except sqlite3.Error as exc:
                 raise StoreError(f"keyword search failed: {exc}") from exc
+            cache = self._fields
+            for id_, _, kw, ctx in rows:  # retrieval reads these next (keyword_fields)
+                cache[(namespace, id_)] = (kw or "", ctx or "")
+                cache.move_to_end((namespace, id_))
+            while len(cache) > _FIELDS_CACHE:
+                cache.popitem(last=False)
+            return [(r[0], float(r[1])) for r in rows]
 
     def keyword_stats(self, namespace: str, terms: Sequence[str]
                       ) -> tuple[TermStats, TermStats]:

@@ -241,6 +241,19 @@ def test_keyword_topk_and_field_scores(store: MemoryStore) -> None:
     assert store.keyword_fields("other", ["m1"]) == {} and store.keyword_fields(NS, []) == {}
 
 
+def test_keyword_fields_follow_a_rewrite_after_a_search(store: MemoryStore) -> None:
+    """A store may keep the fields a keyword search just read; a rewrite or a delete must not
+    leave the old ones behind."""
+    store.apply(WriteBatch(NS, memories=[memory(1, keywords="deploy fail"),
+                                         memory(2, keywords="deploy tea")]))
+    assert {i for i, _ in store.keyword_topk(NS, ["deploy"], 10)} == {"m1", "m2"}
+    assert store.keyword_fields(NS, ["m1"]) == {"m1": ("deploy fail", "")}
+    rewritten = memory(1, keywords="rollback done")
+    rewritten.context_keywords = "deploy"
+    store.apply(WriteBatch(NS, memories=[rewritten], delete_memories=["m2"]))
+    assert store.keyword_fields(NS, ["m1", "m2"]) == {"m1": ("rollback done", "deploy")}
+
+
 def test_edges_neighbourhood_and_delete_cascade(store: MemoryStore) -> None:
     store.apply(WriteBatch(NS, memories=[memory(i) for i in range(6)],
                            edges=[edge("m0", "m1"), edge("m1", "m2", RelationType.REFERENCES),
