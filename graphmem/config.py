@@ -105,6 +105,11 @@ class EmbeddingConfig(_Frozen):
     dim: int = Field(default=384, gt=0)
     batch_size: int = Field(default=64, gt=0)
     device: str = "cpu"
+    #: ``onnx``: the same model run by ONNX Runtime (exported once from the local weights into
+    #: ``cache_dir``; same vectors, ~3x faster per query, ADR 0010); ``torch``: as loaded
+    backend: Literal["onnx", "torch"] = "onnx"
+    #: where the exported ONNX model is kept; None = a temporary folder per process
+    cache_dir: str | None = None
 
 
 class WriteConfig(_Frozen):

@@ -14,7 +14,7 @@ from graphmem.engine import records as _records
 from graphmem.engine.access import AccessLog
 from graphmem.engine.core import Clock, Core
 from graphmem.engine.edits import Editor
-from graphmem.engine.embedding import Embedder, SentenceTransformerEmbedder
+from graphmem.engine.embedding import Embedder, make_embedder
 from graphmem.engine.maintenance import Maintainer, MaintenanceReport
 from graphmem.engine.retrieval import Retriever
 from graphmem.engine.writes import Writer
@@ -56,7 +56,7 @@ class GraphMemory:
     def __init__(self, store: MemoryStore, *, embedder: Embedder | None = None,
                  config: GraphMemConfig | None = None, clock: Clock | None = None) -> None:
         config = config or GraphMemConfig()
-        self.core = Core(store, embedder or SentenceTransformerEmbedder(config.embedding),
+        self.core = Core(store, embedder or make_embedder(config.embedding),
                          Analyzer(config.write.language), config, clock or utcnow)
         self._write_lock = threading.RLock()
         self._writer = Writer(self.core)

@@ -18,7 +18,7 @@ import numpy as np
 
 from graphmem.bench import synthetic
 from graphmem.bench.scale import RandomEmbedder, _latency
-from graphmem.engine.embedding import SentenceTransformerEmbedder
+from graphmem.engine.embedding import make_embedder
 from graphmem.models import Memory
 from graphmem.rules.text import content_hash
 from graphmem.store.base import WriteBatch
@@ -50,7 +50,7 @@ def _measure(store: CypherStore, ids: list[str], vecs: np.ndarray, queries: np.n
 
 def run_ann(n: int, *, embeddings: str = "real", queries: int = 200, k: int = 10,
             progress: Any = print) -> dict[str, Any]:
-    emb = SentenceTransformerEmbedder() if embeddings == "real" else RandomEmbedder()
+    emb = make_embedder() if embeddings == "real" else RandomEmbedder()
     texts = synthetic.texts(n)
     progress(f"embedding {n} memories ({embeddings}) ...")
     vecs = np.concatenate([emb.embed(texts[i:i + 512]) for i in range(0, n, 512)])

@@ -348,12 +348,12 @@ KEYS = ("static_r10", "strict_r10", "lineage_r10", "active_share", "ledger_ok")
 def run_lifecycle(folder: Path, *, convs: Iterable[str] | None = None, embedder: Any = None,
                   config: Any = None, progress: Callable[[str], None] | None = None
                   ) -> dict[str, Any]:
-    from graphmem.engine.embedding import SentenceTransformerEmbedder
+    from graphmem.engine.embedding import make_embedder
 
     found = conversations(Path(folder), convs)
     if not found:
         raise FileNotFoundError(f"no LoCoMo conversation files in {folder}")
-    emb = CachedEmbedder(embedder or SentenceTransformerEmbedder())
+    emb = CachedEmbedder(embedder or make_embedder())
     t0 = time.perf_counter()
     results = []
     for conv in found:

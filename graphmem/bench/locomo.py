@@ -206,7 +206,7 @@ def run_locomo(folder: Path, *, convs: Iterable[str] | None = None,
     import tempfile
 
     from graphmem.bench import baselines
-    from graphmem.engine.embedding import SentenceTransformerEmbedder
+    from graphmem.engine.embedding import make_embedder
 
     ks = tuple(sorted(ks))
     if 10 not in ks:
@@ -214,7 +214,7 @@ def run_locomo(folder: Path, *, convs: Iterable[str] | None = None,
     conversations_ = conversations(Path(folder), convs)
     if not conversations_:
         raise FileNotFoundError(f"no LoCoMo conversation files in {folder}")
-    emb = CachedEmbedder(embedder or SentenceTransformerEmbedder())
+    emb = CachedEmbedder(embedder or make_embedder())
     per: dict[str, dict[int, Scores]] = {
         s: defaultdict(lambda: Scores(ks=ks)) for s in SYSTEMS}
     top = max(ks)

@@ -42,12 +42,12 @@ def run_parity(folder: Path, *, convs: Iterable[str] | None = None,
                stores: Iterable[str] = ("sqlite", "falkordb", "neo4j"),
                neo4j_uri: str | None = None, embedder: Any = None,
                progress: Callable[[str], None] = print) -> dict[str, Any]:
-    from graphmem.engine.embedding import SentenceTransformerEmbedder
+    from graphmem.engine.embedding import make_embedder
 
     conversations_ = conversations(Path(folder), convs)
     if not conversations_:
         raise FileNotFoundError(f"no LoCoMo conversation files in {folder}")
-    emb = CachedEmbedder(embedder or SentenceTransformerEmbedder())
+    emb = CachedEmbedder(embedder or make_embedder())
     evidence = {f"{c.name}#{i}": qa["evidence"] for c in conversations_
                 for i, qa in enumerate(c.questions) if qa["evidence"]}
     ranked: dict[str, dict[str, list[str]]] = {}

@@ -33,7 +33,7 @@ import numpy as np
 from graphmem import GraphMemory
 from graphmem.bench import synthetic
 from graphmem.bench.engines import Engine, engine
-from graphmem.engine.embedding import Embedder, SentenceTransformerEmbedder
+from graphmem.engine.embedding import Embedder, make_embedder
 from graphmem.engine.writes import context_text
 
 
@@ -157,7 +157,7 @@ def run_scale(n: int, *, embeddings: str = "real", queries: int = 200, batch: in
 
 def _run(eng: Engine, n: int, *, embeddings: str, queries: int, batch: int,
          with_embedding_subset: int, progress: Any) -> dict[str, Any]:
-    base: Embedder = SentenceTransformerEmbedder() if embeddings == "real" else RandomEmbedder()
+    base: Embedder = make_embedder() if embeddings == "real" else RandomEmbedder()
     data, store = eng.target, eng.store
     namespace = f"bench-{uuid.uuid4().hex[:8]}" if eng.disk is None else "bench"
     records = synthetic.records(n)

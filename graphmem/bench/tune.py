@@ -47,10 +47,10 @@ def candidates(samples: int = 60, seed: int = 0) -> list[dict[str, Any]]:
 def score_all(folder: Path, configs: list[dict[str, Any]], *, embedder: Any = None,
               progress: Callable[[str], None] = print) -> dict[int, dict[str, list[float]]]:
     """config index -> conversation -> recall@10 of each scored question."""
-    from graphmem.engine.embedding import SentenceTransformerEmbedder
+    from graphmem.engine.embedding import make_embedder
 
     convs = conversations(folder)
-    emb = CachedEmbedder(embedder or SentenceTransformerEmbedder())
+    emb = CachedEmbedder(embedder or make_embedder())
     out: dict[int, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"

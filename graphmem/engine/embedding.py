@@ -121,6 +121,17 @@ class SentenceTransformerEmbedder:
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
 
+def make_embedder(config: EmbeddingConfig | None = None) -> SentenceTransformerEmbedder:
+    """The configured backend's embedder (``EmbeddingConfig.backend``); no I/O until the first
+    ``embed``."""
+    config = config or EmbeddingConfig()
+    if config.backend == "onnx":
+        from graphmem.engine.onnx_embedding import OnnxEmbedder
+
+        return OnnxEmbedder(config)
+    return SentenceTransformerEmbedder(config)
+
+
 def normalise_rows(matrix: np.ndarray) -> np.ndarray:
     m = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(m, axis=-1, keepdims=True)

