@@ -41,6 +41,9 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         self._session: Any = None
         self._inputs: list[str] = []
         self._lock = threading.Lock()
+        #: a fast tokenizer set for padding/truncation is not safe to share between threads
+        #: ("Already borrowed"); tokenising is ~0.1 ms, so requests take turns at it
+        self._tokenizing = threading.Lock()
 
     def _pipeline_is_mean_pooled(self) -> bool:
         modules = list(self.model)
@@ -131,8 +134,9 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
             ordered = [texts[int(i)] for i in order]
             out = []
             for i in range(0, len(ordered), size):
-                x = tokenizer(ordered[i:i + size], padding=True, truncation=True,
-                              max_length=self.model.max_seq_length, return_tensors="np")
+                with self._tokenizing:
+                    x = tokenizer(ordered[i:i + size], padding=True, truncation=True,
+                                  max_length=self.model.max_seq_length, return_tensors="np")
                 hidden = session.run(None, {n: x[n].astype(np.int64) for n in self._inputs})[0]
                 mask = x["attention_mask"][..., None].astype(np.float32)
                 pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)

@@ -41,3 +41,15 @@ def test_the_export_happens_once_and_leaves_no_partial_file(tmp_path: Path) -> N
     OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path))).embed(["second"])
     assert [p.name for p in tmp_path.rglob("*")] == [model.name]
     assert model.stat().st_mtime_ns == stamp
+
+
+@pytest.mark.model
+def test_threads_may_embed_at_once(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    onnx = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)))
+    want = onnx.embed(TEXTS)
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda i: onnx.embed([TEXTS[i % len(TEXTS)]])[0], range(64)))
+    for i, v in enumerate(got):
+        assert float(v @ want[i % len(TEXTS)]) > 0.99999
