@@ -211,7 +211,8 @@ class Retriever:
         stats = self.store.keyword_stats(ns, terms) if terms else None
         seed_terms = self._seed_terms(terms, stats)
         found = self.store.keyword_topk(ns, seed_terms, max(rc.keyword_k, rc.keyword_pool),
-                                        tiers=q.tiers, statuses=statuses)
+                                        tiers=q.tiers, statuses=statuses,
+                                        newest=self._over_budget(seed_terms, stats))
         keyword = self._rescore_keyword(ns, seed_terms, stats, found)[: rc.keyword_k]
         ordered, seeds = scoring.seeds(dense, context, keyword, q.min_similarity, rc.rrf_k,
                                        rc.seeds)
@@ -320,6 +321,14 @@ class Retriever:
             return False
         meta = f.get("metadata") or {}
         return all(m.metadata.get(k) == val for k, val in meta.items())
+
+    def _over_budget(self, seed_terms: list[str], stats: Any) -> bool:
+        """Even the rarest term has more postings than ``seed_postings``: ranking them all
+        would cost time linear in the namespace, so the newest matches seed (ADR 0011)."""
+        if not seed_terms or stats is None:
+            return False
+        used = sum(stats[0].df.get(t, 0) + stats[1].df.get(t, 0) for t in seed_terms)
+        return used > self.config.retrieval.seed_postings
 
     def _seed_terms(self, terms: list[str], stats: Any) -> list[str]:
         """Terms worth a full-text lookup: present, rarest first, while their postings (summed

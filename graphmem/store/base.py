@@ -241,13 +241,17 @@ class MemoryStore(Protocol):
     def keyword_topk(
         self, namespace: str, terms: Sequence[str], k: int, *,
         tiers: Collection[Tier] | None = None,
-        statuses: Collection[Status] = (Status.ACTIVE,),
+        statuses: Collection[Status] = (Status.ACTIVE,), newest: bool = False,
     ) -> list[tuple[str, float]]:
         """Up to k (id, engine score) holding any of ``terms`` in keywords or
         context_keywords, best first by the engine's own full-text score (FTS5 BM25,
         RediSearch TF-IDF, Lucene BM25). ``terms`` are already analysed
         (``graphmem.rules.text.Analyzer``). The score only chooses the candidates: retrieval ranks
-        them with its own BM25 and ``bm25_field_weights`` on every engine (ADR 0007)."""
+        them with its own BM25 and ``bm25_field_weights`` on every engine (ADR 0007).
+        ``newest``: the caller knows the terms' postings exceed its budget; a store whose
+        engine must score every posting to rank may return the k matches it stored last
+        instead, newest first with score 0 (SQLite: FTS5 walks rowids without scoring,
+        ADR 0011). Filters hold either way."""
         ...
 
     def keyword_stats(self, namespace: str, terms: Sequence[str]

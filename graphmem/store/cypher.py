@@ -370,7 +370,9 @@ class CypherStore:
 
     def keyword_topk(self, namespace: str, terms: Sequence[str], k: int, *,
                      tiers: Collection[Tier] | None = None,
-                     statuses: Collection[Status] = (Status.ACTIVE,)) -> list[tuple[str, float]]:
+                     statuses: Collection[Status] = (Status.ACTIVE,), newest: bool = False,
+                     ) -> list[tuple[str, float]]:
+        # ``newest`` is a hint: the server-side indexes rank by score at the same cost
         words = [t for t in dict.fromkeys(terms) if t.isalnum()]
         if not words or k <= 0:
             return []

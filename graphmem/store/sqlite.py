@@ -590,7 +590,8 @@ class SQLiteStore:
 
     def keyword_topk(self, namespace: str, terms: Sequence[str], k: int, *,
                      tiers: Collection[Tier] | None = None,
-                     statuses: Collection[Status] = (Status.ACTIVE,)) -> list[tuple[str, float]]:
+                     statuses: Collection[Status] = (Status.ACTIVE,), newest: bool = False,
+                     ) -> list[tuple[str, float]]:
         words = _match_expr(terms)
         if not words or k <= 0 or not statuses:
             return []
@@ -602,10 +603,13 @@ class SQLiteStore:
             expr += " AND tags : (" + " OR ".join(f"t{t.value}" for t in tiers) + ")"
         expr += f" AND {{keywords context_keywords}} : ({words})"
         # context weighs half, as in FalkorDB's index: the order only chooses candidates
+        # newest: the last-stored k matches in rowid order, which FTS5 walks without scoring
+        # any posting (ADR 0011); their score is 0, retrieval ranks them with its own BM25
+        score = "0.0" if newest else "-bm25(memory_fts, 1.0, 0.5, 0.0)"
         sql = ("SELECT m.id, f.score, m.keywords, m.context_keywords FROM (SELECT rowid, "
-               "-bm25(memory_fts, 1.0, 0.5, 0.0) AS score FROM memory_fts WHERE memory_fts "
-               "MATCH ? ORDER BY score DESC LIMIT ?) AS f "
-               "JOIN memories m ON m.pk = f.rowid ORDER BY f.score DESC")
+               f"{score} AS score FROM memory_fts WHERE memory_fts MATCH ? "
+               f"ORDER BY {'rowid' if newest else 'score'} DESC LIMIT ?) AS f "
+               "JOIN memories m ON m.pk = f.rowid ORDER BY f.score DESC, m.pk DESC")
         with self._guard():
             try:
                 rows = self.conn.execute(sql, (expr, k)).fetchall()

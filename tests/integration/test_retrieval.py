@@ -171,3 +171,33 @@ def test_progressive_disclosure(mem: GraphMemory, clock: Clock) -> None:
     assert [m.id for m in full] == [ids[4], anchor.id] and full[1].content == anchor.content
     with pytest.raises(NotFoundError):
         mem.entries([anchor.id, "nope"], namespace=NS)
+
+
+def test_keyword_seeds_take_the_newest_matches_only_over_the_postings_budget(
+        tmp_path: Any, fake_embedder: Any) -> None:
+    """A term in more memories than ``seed_postings`` would make the full-text engine score
+    every posting (time linear in the namespace): the store is asked for its newest matches
+    then, and only then (ADR 0011)."""
+    from graphmem.config import GraphMemConfig, RetrievalConfig
+
+    config = GraphMemConfig(retrieval=RetrievalConfig(seed_postings=3))
+    mem = GraphMemory.open(str(tmp_path / "d"), embedder=fake_embedder, config=config)
+    try:
+        for i in range(5):
+            mem.store(f"deploy number {i} went out", namespace=NS)
+        mem.store("rollback of the deploy", namespace=NS)
+        asked: list[tuple[list[str], bool]] = []
+        real = mem.backend.keyword_topk
+
+        def spy(ns: str, terms: Any, k: int, **kw: Any) -> Any:
+            asked.append((list(terms), kw["newest"]))
+            return real(ns, terms, k, **kw)
+
+        mem.backend.keyword_topk = spy  # type: ignore[method-assign]
+        mem.retrieve("rollback deploy", namespace=NS)
+        mem.retrieve("deploy", namespace=NS)
+        assert asked == [(["rollback"], False), (["deploy"], True)]
+        got = mem.retrieve("deploy", namespace=NS, depth=0)
+        assert got and all("deploy" in r.memory.content for r in got if r.terms["keyword"])
+    finally:
+        mem.close()

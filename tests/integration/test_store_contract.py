@@ -241,6 +241,33 @@ def test_keyword_topk_and_field_scores(store: MemoryStore) -> None:
     assert store.keyword_fields("other", ["m1"]) == {} and store.keyword_fields(NS, []) == {}
 
 
+def test_keyword_topk_newest_keeps_the_filters(store: MemoryStore) -> None:
+    """``newest`` lets a store serve the last-stored matches instead of ranking every posting;
+    on every store the results still hold a term and obey namespace, tier and status."""
+    store.apply(WriteBatch(NS, memories=[
+        memory(i, keywords="deploy" if i % 2 else "tea",
+               tier=Tier.FAST if i % 3 == 0 else Tier.MEDIUM,
+               status=Status.ARCHIVED if i == 5 else Status.ACTIVE) for i in range(12)]))
+    store.apply(WriteBatch("other", memories=[memory(99, ns="other", keywords="deploy")]))
+    got = [i for i, _ in store.keyword_topk(NS, ["deploy"], 3, newest=True,
+                                            tiers=[Tier.MEDIUM])]
+    assert len(got) == 3 and set(got) <= {"m1", "m7", "m11"}
+    every = {i for i, _ in store.keyword_topk(NS, ["deploy"], 50, newest=True)}
+    assert every == {"m1", "m3", "m7", "m9", "m11"}
+
+
+def test_sqlite_newest_keyword_matches_are_the_last_stored(tmp_path: Path) -> None:
+    s = open_sqlite(tmp_path)
+    try:
+        s.apply(WriteBatch(NS, memories=[memory(i, keywords="deploy") for i in range(20)]))
+        s.apply(WriteBatch(NS, memories=[memory(3, keywords="deploy again")]))  # rewrite
+        got = s.keyword_topk(NS, ["deploy"], 4, newest=True)
+        assert [i for i, _ in got] == ["m19", "m18", "m17", "m16"]
+        assert all(score == 0.0 for _, score in got)
+    finally:
+        s.close()
+
+
 def test_keyword_fields_follow_a_rewrite_after_a_search(store: MemoryStore) -> None:
     """A store may keep the fields a keyword search just read; a rewrite or a delete must not
     leave the old ones behind."""
