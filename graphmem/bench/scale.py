@@ -144,20 +144,23 @@ def _context_texts(records: list[dict[str, Any]]) -> list[str]:
 def run_scale(n: int, *, embeddings: str = "real", queries: int = 200, batch: int = 1000,
               with_embedding_subset: int = 2000, folder: Path | None = None,
               store: str = "sqlite", neo4j_uri: str | None = None,
-              progress: Any = print) -> dict[str, Any]:
+              embedder: Embedder | None = None, progress: Any = print) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="graphmem-bench-")) if folder is None else folder
     try:
         with engine(store, tmp, neo4j_uri=neo4j_uri) as eng:
             return _run(eng, n, embeddings=embeddings, queries=queries, batch=batch,
-                        with_embedding_subset=with_embedding_subset, progress=progress)
+                        with_embedding_subset=with_embedding_subset, embedder=embedder,
+                        progress=progress)
     finally:
         if folder is None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _run(eng: Engine, n: int, *, embeddings: str, queries: int, batch: int,
-         with_embedding_subset: int, progress: Any) -> dict[str, Any]:
-    base: Embedder = make_embedder() if embeddings == "real" else RandomEmbedder()
+         with_embedding_subset: int, embedder: Embedder | None,
+         progress: Any) -> dict[str, Any]:
+    base: Embedder = (RandomEmbedder() if embeddings == "random"
+                      else embedder or make_embedder())
     data, store = eng.target, eng.store
     namespace = f"bench-{uuid.uuid4().hex[:8]}" if eng.disk is None else "bench"
     records = synthetic.records(n)

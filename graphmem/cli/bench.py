@@ -34,8 +34,18 @@ neo4j_uri_option = click.option("--neo4j-uri", default=None,
 locomo_data = click.option("--data", "folder", required=True,
                            type=click.Path(exists=True, file_okay=False, path_type=Path),
                            help="a folder of LoCoMo-format conversation files (*.json)")
+quantized_option = click.option(
+    "--quantized", is_flag=True,
+    help="embed with the int8 model (embedding.quantize, ONNX backend)")
 convs_option = click.option("--convs", default=None,
                             help="comma-separated conversations, e.g. 26,30")
+
+
+def _embedder(quantized: bool) -> Any:
+    from graphmem.config import EmbeddingConfig
+    from graphmem.engine.embedding import make_embedder
+
+    return make_embedder(EmbeddingConfig(quantize=quantized))
 
 
 @main.group()
@@ -49,10 +59,11 @@ def bench() -> None:
 @click.option("--k", "ks", default="5,10,20", show_default=True, help="cut-offs for recall")
 @store_choice
 @neo4j_uri_option
+@quantized_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @handles_errors
 def bench_locomo(folder: Path, convs: str | None, ks: str, store: str,
-                 neo4j_uri: str | None, out: Path | None) -> None:
+                 neo4j_uri: str | None, quantized: bool, out: Path | None) -> None:
     """graphmem's full pipeline vs dense, BM25 and hybrid RRF on LoCoMo questions."""
     from graphmem.bench.locomo import run_locomo, table
 
@@ -62,10 +73,11 @@ def bench_locomo(folder: Path, convs: str | None, ks: str, store: str,
         _fail(f"--k needs comma-separated integers, got {ks!r}")
     try:
         result = run_locomo(folder, convs=convs.split(",") if convs else None, ks=cutoffs,
-                            store=store, neo4j_uri=neo4j_uri,
+                            store=store, neo4j_uri=neo4j_uri, embedder=_embedder(quantized),
                             progress=lambda msg: click.echo(msg, err=True))
     except (ValueError, FileNotFoundError) as exc:
         _fail(str(exc))
+    result["embedding_quantized"] = quantized
     click.echo(table(result))
     _write_json(out, result)
 
@@ -241,17 +253,20 @@ def bench_plots(results: Path, out: Path) -> None:
 @click.option("--embeddings", type=click.Choice(["real", "random"]), default="real",
               show_default=True)
 @click.option("--queries", type=int, default=200, show_default=True)
+@quantized_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @handles_errors
 def bench_scale(sizes: tuple[int, ...], store: str, neo4j_uri: str | None, embeddings: str,
-                queries: int, out: Path | None) -> None:
+                queries: int, quantized: bool, out: Path | None) -> None:
     """Write throughput, retrieve latency at depth 0/1/2, ANN recall, RSS, disk, start-up."""
     from graphmem.bench.scale import run_scale, table
 
     results = []
     for n in sizes:
         r = run_scale(n, embeddings=embeddings, queries=queries, store=store,
-                      neo4j_uri=neo4j_uri, progress=lambda msg: click.echo(msg, err=True))
+                      neo4j_uri=neo4j_uri, embedder=_embedder(quantized) if quantized else None,
+                      progress=lambda msg: click.echo(msg, err=True))
+        r["embedding_quantized"] = quantized
         click.echo(table(r))
         results.append(r)
     _write_json(out, results[0] if len(results) == 1 else results)

@@ -103,6 +103,28 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
             if os.path.exists(tmp):
                 os.unlink(tmp)
 
+    def _quantized(self, float_path: Path) -> Path:
+        """The int8 (per-channel, dynamic) model beside the float one, made once, atomically."""
+        path = float_path.with_name(float_path.stem + "-int8.onnx")
+        if path.exists():
+            return path
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        log.info("quantising the embedding model to int8 (once)")
+        fd, tmp = tempfile.mkstemp(suffix=".onnx", dir=path.parent)
+        os.close(fd)
+        root = logging.getLogger()  # the quantiser advises pre-processing on the root logger
+        level = root.level
+        root.setLevel(logging.ERROR)
+        try:
+            quantize_dynamic(float_path, tmp, weight_type=QuantType.QInt8, per_channel=True)
+            os.replace(tmp, path)
+        finally:
+            root.setLevel(level)
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return path
+
     def _ready(self) -> Any:
         with self._lock:
             if self._session is None:
@@ -115,6 +137,8 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                 if not path.exists():
                     log.info("exporting the embedding model to ONNX (once)")
                     self._export(path)
+                if self.config.quantize:
+                    path = self._quantized(path)
                 options = ort.SessionOptions()
                 options.intra_op_num_threads = min(2, os.cpu_count() or 1)
                 options.log_severity_level = 3

@@ -53,3 +53,26 @@ def test_threads_may_embed_at_once(tmp_path: Path) -> None:
         got = list(pool.map(lambda i: onnx.embed([TEXTS[i % len(TEXTS)]])[0], range(64)))
     for i, v in enumerate(got):
         assert float(v @ want[i % len(TEXTS)]) > 0.99999
+
+
+@pytest.mark.model
+def test_the_int8_model_is_made_once_beside_the_float_one_and_stays_close(
+        tmp_path: Path) -> None:
+    import logging
+
+    root = logging.getLogger()
+    before = root.level
+    exact = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path))).embed(TEXTS)
+    quant = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), quantize=True))
+    got = quant.embed(TEXTS)
+    names = sorted(p.name for p in tmp_path.rglob("*"))
+    assert len(names) == 2 and names[0] == names[1].replace(".onnx", "-int8.onnx")
+    assert root.level == before  # the quantiser's advice was silenced, not the caller's logs
+    cos = (exact * got).sum(axis=1)
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    assert float(cos.min()) > 0.95 and float(cos.max()) < 0.99999  # int8, not the float model
+    # the same int8 model on the next start: identical vectors, nothing rewritten
+    model = next(p for p in tmp_path.rglob("*-int8.onnx"))
+    stamp = model.stat().st_mtime_ns
+    again = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), quantize=True)).embed(TEXTS)
+    assert np.array_equal(again, got) and model.stat().st_mtime_ns == stamp
