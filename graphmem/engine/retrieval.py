@@ -225,7 +225,7 @@ class Retriever:
         reached = bounded_walk(seeds, edges, q.depth, rc.edge_weights, rc.hop_decay,
                                rc.max_walk_nodes)
         pool = set(ordered) | set(reached)
-        memories = self.store.get_memories(ns, list(pool), embeddings=True)
+        memories = self.store.get_memories(ns, list(pool))
         lineage = self._lineage(ns, [m for m in memories.values()
                                      if m.status is not Status.ACTIVE]) \
             if q.include_archived else {}
@@ -235,12 +235,12 @@ class Retriever:
         cands.sort()  # deterministic order for ties
 
         # 4. terms
+        cosines = self.store.similarities(ns, cands, vec)
         sem, ctx_sem = {}, {}
         for i in cands:
-            m = memories[i]
-            sem[i] = float(np.dot(m.embedding, vec)) if m.embedding is not None else 0.0
-            ctx_sem[i] = (float(np.dot(m.context_embedding, vec))
-                          if m.context_embedding is not None else sem[i])
+            on_content, on_context = cosines.get(i, (0.0, None))
+            sem[i] = on_content
+            ctx_sem[i] = on_context if on_context is not None else on_content
         kw, ctx_kw = self._keyword_terms(terms, stats, [memories[i] for i in cands])
         signals = [sem, kw, ctx_sem, ctx_kw]
         weights = [w.semantic, w.keyword, w.context_semantic, w.context_keyword]

@@ -160,6 +160,13 @@ class MemoryStore(Protocol):
         """The memories of ``ids`` that exist in the namespace (any status)."""
         ...
 
+    def similarities(self, namespace: str, ids: Sequence[str], vector: np.ndarray
+                     ) -> dict[str, tuple[float, float | None]]:
+        """id -> (cosine of ``vector`` to the memory's content vector, to its context vector or
+        None without one), for the memories of ``ids`` that have a content vector: retrieval's
+        semantic terms, computed where the vectors are (none cross the port)."""
+        ...
+
     def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         """id -> (keywords, context_keywords) of the memories of ``ids`` in the namespace: the
         light read with which retrieval ranks full-text candidates itself (ADR 0007)."""

@@ -196,6 +196,16 @@ class CypherStore:
         rows = self._run(name, namespace=namespace, ids=list(dict.fromkeys(ids)))
         return {r["id"]: _memory(r) for r in rows}
 
+    def similarities(self, namespace: str, ids: Sequence[str], vector: np.ndarray
+                     ) -> dict[str, tuple[float, float | None]]:
+        if not ids:
+            return {}
+        rows = self._run("memory/similarities", namespace=namespace,
+                         ids=list(dict.fromkeys(ids)), vector=[float(x) for x in vector])
+        return {r["id"]: (float(r["content"]),
+                          None if r["context"] is None else float(r["context"]))
+                for r in rows if r["content"] is not None}
+
     def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         if not ids:
             return {}

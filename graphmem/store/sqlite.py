@@ -402,6 +402,12 @@ class SQLiteStore:
                 out[m.id] = m
         return out
 
+    def similarities(self, namespace: str, ids: Sequence[str], vector: np.ndarray
+                     ) -> dict[str, tuple[float, float | None]]:
+        with self._guard():
+            index = self._vectors.get(namespace)
+            return {} if index is None else index.similarities(ids, vector)
+
     def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         out: dict[str, tuple[str, str]] = {}
         with self._guard():

@@ -104,6 +104,18 @@ class VectorIndex:
                 out[id_] = (self._content[row].copy(), ctx)
         return out
 
+    def similarities(self, ids: Sequence[str], query: np.ndarray
+                     ) -> dict[str, tuple[float, float | None]]:
+        """id -> (content cosine, context cosine or None) for the indexed ``ids``."""
+        q = np.asarray(query, dtype=np.float32)
+        out: dict[str, tuple[float, float | None]] = {}
+        for id_ in ids:
+            row = self.row_of.get(id_)
+            if row is not None:
+                ctx = float(np.dot(self._context[row], q)) if self._has_context[row] else None
+                out[id_] = (float(np.dot(self._content[row], q)), ctx)
+        return out
+
     def topk(self, query: np.ndarray, k: int, *, field: str = "content",
              tiers: Collection[Tier] | None = None,
              statuses: Collection[Status] = (Status.ACTIVE,)) -> list[tuple[str, float]]:

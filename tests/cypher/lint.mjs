@@ -32,7 +32,8 @@ const functions = Object.fromEntries([
   ...['count', 'collect', 'sum', 'avg', 'min', 'max'].map((n) => [n, fn(n, true)]),
   ...['type', 'size', 'coalesce', 'labels', 'id', 'elementId', 'startNode', 'endNode',
       'toString', 'toInteger', 'toFloat', 'round', 'substring', 'left', 'keys', 'nodes',
-      'relationships', 'length', 'head', 'last', 'timestamp', 'exists', 'range'].map((n) => [n, fn(n)]),
+      'relationships', 'length', 'head', 'last', 'timestamp', 'exists', 'range',
+      'vector.similarity.cosine'].map((n) => [n, fn(n)]),
 ]);
 const dbSchema = {
   procedures: { 'CYPHER 5': procedures, 'CYPHER 25': procedures },

@@ -215,6 +215,27 @@ def test_context_field_only_ranks_memories_with_context(store: MemoryStore) -> N
     assert [i for i, _ in got] == ["m1"]
 
 
+def test_similarities_are_the_cosines_of_the_current_vectors(store: MemoryStore) -> None:
+    store.apply(WriteBatch(NS, memories=[memory(1, context=True), memory(2)]))
+    bare = memory(3)
+    bare.embedding = None
+    store.apply(WriteBatch(NS, memories=[bare]))  # stored without vectors: kept as it was
+    store.apply(WriteBatch("other", memories=[memory(4, ns="other")]))
+    q = vec(1) * 0.6 + vec(1001) * 0.8
+    q = q / np.linalg.norm(q)
+    got = store.similarities(NS, ["m1", "m2", "m3", "m4", "nope"], q)
+    assert set(got) == {"m1", "m2"}
+    assert got["m1"][0] == pytest.approx(float(vec(1) @ q), abs=1e-5)
+    assert got["m1"][1] == pytest.approx(float(vec(1001) @ q), abs=1e-5)
+    assert got["m2"][0] == pytest.approx(float(vec(2) @ q), abs=1e-5) and got["m2"][1] is None
+    changed = memory(1)
+    changed.embedding = vec(7)
+    store.apply(WriteBatch(NS, memories=[changed]))  # a new vector replaces the old one
+    assert store.similarities(NS, ["m1"], q)["m1"][0] == pytest.approx(float(vec(7) @ q),
+                                                                      abs=1e-5)
+    assert store.similarities(NS, [], q) == {}
+
+
 def test_keyword_topk_and_field_scores(store: MemoryStore) -> None:
     a = memory(1, keywords="deploy fail migrat")
     b = memory(2, keywords="deploy")
