@@ -396,18 +396,16 @@ class CypherStore:
 
     def keyword_stats(self, namespace: str, terms: Sequence[str]
                       ) -> tuple[TermStats, TermStats]:
+        rows = self._run("memory/keyword_stats", namespace=namespace, terms=list(terms))
+        row: dict[str, Any] = rows[0] if rows else {}
         out = []
-        for field in ("keywords", "context_keywords"):
-            rows = self._run("memory/keyword_stats", namespace=namespace, field=field,
-                             terms=list(terms))
-            row: dict[str, Any] = (rows[0] if rows else
-                                   {"docs": 0, "total_length": 0, "matched": []})
-            docs = int(row["docs"] or 0)
+        for field in ("kw", "ctx"):
+            docs = int(row.get(f"{field}_docs") or 0)
             df = dict.fromkeys(terms, 0)
-            for held in row["matched"] or []:
+            for held in row.get(f"{field}_matched") or []:
                 for t in held:
                     df[t] += 1
-            avg = (int(row["total_length"] or 0) / docs) if docs else 0.0
+            avg = (int(row.get(f"{field}_total") or 0) / docs) if docs else 0.0
             out.append(TermStats(docs, avg, df))
         return out[0], out[1]
 
