@@ -193,7 +193,7 @@ def test_keyword_seeds_take_the_newest_matches_only_over_the_postings_budget(
             asked.append((list(terms), kw["newest"]))
             return real(ns, terms, k, **kw)
 
-        mem.backend.keyword_topk = spy  # type: ignore[method-assign]
+        mem.backend.keyword_topk = spy  # type: ignore[method-assign,assignment]
         mem.retrieve("rollback deploy", namespace=NS)
         mem.retrieve("deploy", namespace=NS)
         assert asked == [(["rollback"], False), (["deploy"], True)]
