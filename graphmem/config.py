@@ -244,6 +244,18 @@ class StoreConfig(_Frozen):
     neo4j_database: str | None = None
     falkordb_graph: str = "graphmem"
     falkordb_password: SecretStr | None = None
+    #: embedded store: a namespace with at least this many vectors gets HNSW graphs (usearch)
+    #: for its vector top-k, saved under ``<data>/ann``; 0 = always the exact scan (ADR 0012)
+    ann_min: int = Field(default=20_000, ge=0)
+    ann_connectivity: int = Field(default=16, ge=4, le=128)
+    ann_ef_add: int = Field(default=128, ge=8)
+    #: candidates explored per search (at least the 64 over-fetched)
+    ann_ef: int = Field(default=64, ge=8)
+    #: the graphs serve only when they find this share of the exact top-10 for the
+    #: namespace's own vectors (data without neighbourhoods, e.g. random vectors, do not)
+    ann_min_recall: float = Field(default=0.95, ge=0, le=1)
+    #: build in a background thread while the exact scan answers (False: inside the write)
+    ann_build_in_background: bool = True
 
 
 class ConsolidationConfig(_Frozen):

@@ -34,6 +34,7 @@ from graphmem.models import (
 )
 from graphmem.rules.bm25 import FieldStats, TermStats
 from graphmem.store import codec
+from graphmem.store.ann_keeper import GraphKeeper, bump_epoch
 from graphmem.store.base import Counts, EdgeKey, VectorField, WriteBatch, breadth_first
 from graphmem.store.lock import FolderLock
 from graphmem.store.sqlite_schema import migrate
@@ -127,6 +128,7 @@ class SQLiteStore:
         #: (namespace, id) -> (keywords, context_keywords), filled by ``keyword_topk``, read by
         #: ``keyword_fields``, dropped for every memory a batch writes or deletes
         self._fields: OrderedDict[tuple[str, str], tuple[str, str]] = OrderedDict()
+        self._graphs = GraphKeeper(self.folder, dim, self.config)
 
     # lifecycle ------------------------------------------------------------------------------
     def open(self) -> None:
@@ -148,6 +150,7 @@ class SQLiteStore:
             migrate(conn)
             self._conn = conn
             self._load_caches()
+            self._graphs.after_open(conn, self._lock, self._vectors)
         except sqlite3.Error as exc:
             self._folder_lock.release()
             raise StoreError(f"cannot open {self.folder / DB_FILE}: {exc}") from exc
@@ -156,8 +159,10 @@ class SQLiteStore:
             raise
 
     def close(self) -> None:
+        self._graphs.stop()  # outside the lock: a finishing build takes it
         with self._guard():
             if self._conn is not None:
+                self._graphs.save(self._conn, self._vectors)
                 self._conn.close()
                 self._conn = None
             self._folder_lock.release()
@@ -193,13 +198,22 @@ class SQLiteStore:
             except sqlite3.Error as exc:
                 raise StoreError(f"store unavailable: {exc}") from exc
 
+    def wait_for_graphs(self, timeout: float | None = None) -> None:
+        """Until the HNSW graphs being built are installed (benchmarks, tests)."""
+        self._graphs.wait(timeout)
+
+    def graph_states(self) -> dict[str, str]:
+        """namespace -> loaded | built | building | exact, for namespaces past ``ann_min``."""
+        return dict(self._graphs.state)
+
     def _load_caches(self) -> None:
         rows = self.conn.execute(
             "SELECT namespace, id, tier, status, embedding, context_embedding, keywords, "
-            "context_keywords FROM memories ORDER BY pk"
+            "context_keywords, pk FROM memories ORDER BY pk"
         )
-        for ns, id_, tier, status, emb, ctx, kw, ckw in rows:
-            self._index(ns).upsert(id_, _vec(emb), _vec(ctx), Tier(tier), Status(status))
+        for ns, id_, tier, status, emb, ctx, kw, ckw, pk in rows:
+            self._index(ns).upsert(id_, _vec(emb), _vec(ctx), Tier(tier), Status(status),
+                                   pk=pk)
             self._count_keywords(ns, kw, ckw, 1)
         for row in self.conn.execute(
             "SELECT namespace, source_id, target_id, type, score, created_at, source FROM edges"
@@ -265,6 +279,7 @@ class SQLiteStore:
             dropped: set[EdgeKey] = set(batch.delete_edges)
             touched = list({*batch.delete_memories, *(m.id for m in batch.memories)})
             old_keywords: list[tuple[str, str]] = []
+            new_pks: dict[str, int] = {}
             patched_states: list[tuple[str, Tier, Status]] = []
             for i in range(0, len(touched), _CHUNK):
                 chunk = touched[i:i + _CHUNK]
@@ -289,11 +304,14 @@ class SQLiteStore:
                     conn.execute(f"DELETE FROM edges WHERE namespace = ? AND (source_id IN "
                                  f"({marks}) OR target_id IN ({marks}))", (ns, *chunk, *chunk))
                 conn.executemany(_UPSERT, [_row_params(m) for m in batch.memories])
+                if batch.memories or batch.delete_memories:
+                    bump_epoch(conn, ns)  # saved HNSW graphs are out of date from here
                 for i in range(0, len(batch.memories), _CHUNK):
                     chunk_m = batch.memories[i:i + _CHUNK]
                     pks = dict(conn.execute(
                         f"SELECT id, pk FROM memories WHERE namespace = ? AND id IN "
                         f"({_marks(len(chunk_m))})", (ns, *[m.id for m in chunk_m])).fetchall())
+                    new_pks.update(pks)
                     conn.executemany("DELETE FROM memory_fts WHERE rowid = ?",
                                      [(pks[m.id],) for m in chunk_m])
                     conn.executemany(
@@ -342,9 +360,11 @@ class SQLiteStore:
                 if m.embedding is None:
                     index.set_state(m.id, m.tier, m.status)
                 else:
-                    index.upsert(m.id, m.embedding, m.context_embedding, m.tier, m.status)
+                    index.upsert(m.id, m.embedding, m.context_embedding, m.tier, m.status,
+                                 pk=new_pks.get(m.id))
             for id_, tier, status in patched_states:
                 index.set_state(id_, tier, status)
+            self._graphs.after_write(ns, index, self._lock)
             for e in batch.edges:
                 old = adj.get(e.source_id, {}).get(e.key)
                 if old is not None:  # keep the original created_at, as the table does

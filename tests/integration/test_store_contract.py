@@ -41,8 +41,12 @@ def edge(a: str, b: str, t: RelationType = RelationType.CAUSES, ns: str = NS,
     return Relation(a, b, t, ns, score, T0)
 
 
-def open_sqlite(tmp_path: Path) -> SQLiteStore:
-    s = SQLiteStore(tmp_path / "sqlite", dim=DIM)
+def open_sqlite(tmp_path: Path, *, graphs: bool = False) -> SQLiteStore:
+    """``graphs``: every namespace's vector top-k served by HNSW graphs (built in the write)."""
+    from graphmem.config import StoreConfig
+
+    config = StoreConfig(ann_min=1 if graphs else 0, ann_build_in_background=False)
+    s = SQLiteStore(tmp_path / "sqlite", dim=DIM, config=config)
     s.open()
     return s
 
@@ -76,9 +80,10 @@ def open_neo4j(request: pytest.FixtureRequest) -> MemoryStore:
     return store
 
 
-@pytest.fixture(params=["sqlite", "falkordb", "neo4j"])
+@pytest.fixture(params=["sqlite", "sqlite-hnsw", "falkordb", "neo4j"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
-    s = (open_sqlite(tmp_path) if request.param == "sqlite" else
+    s = (open_sqlite(tmp_path, graphs=request.param == "sqlite-hnsw")
+         if request.param.startswith("sqlite") else
          open_falkordb(request) if request.param == "falkordb" else open_neo4j(request))
     yield s
     s.close()
