@@ -64,32 +64,46 @@ def flatten(m: Memory) -> dict[str, Any]:
     return {name: scalar(getattr(m, name)) for name in MEMORY_FIELDS}
 
 
+def _metadata(value: Any) -> dict[str, Any]:
+    return {} if not value or value == "{}" else dict(json.loads(value))
+
+
+def _converter(name: str) -> Any:
+    """How one stored field becomes the model's value (None: as stored)."""
+    if name in _TIMES:
+        return dt
+    if name in _ENUMS:
+        return _ENUMS[name]
+    if name == "metadata":
+        return _metadata
+    if name in _FLOATS:
+        return lambda v: float(v or 0.0)
+    if name in _INTS:
+        return lambda v: int(v or 0)
+    if name == "pinned":
+        return bool
+    if name in ("keywords", "context_keywords"):
+        return lambda v: v or ""
+    if name == "last_predicted":
+        return lambda v: None if v is None else float(v)
+    return None
+
+
+#: (field, converter) in the model's order, decided once: a read decodes hundreds of records
+_CONVERT: tuple[tuple[str, Any], ...] = tuple((n, _converter(n)) for n in MEMORY_FIELDS)
+
+
 def unflatten(row: Mapping[str, Any], *, embedding: np.ndarray | None = None,
               context_embedding: np.ndarray | None = None) -> Memory:
     """The memory of a stored record (the inverse of ``flatten``); a field an older
     graphmem did not write starts from its documented default."""
     values: dict[str, Any] = {}
-    for name in MEMORY_FIELDS:
-        value = row.get(name)
+    get = row.get
+    for name, convert in _CONVERT:
+        value = get(name)
         if value is None and name in _LATER:
-            value = row.get(_LATER[name])
-        if name in _TIMES:
-            value = dt(value)
-        elif name in _ENUMS:
-            value = _ENUMS[name](value)
-        elif name == "metadata":
-            value = json.loads(value or "{}")
-        elif name in _FLOATS:
-            value = float(value or 0.0)
-        elif name in _INTS:
-            value = int(value or 0)
-        elif name == "pinned":
-            value = bool(value)
-        elif name in ("keywords", "context_keywords"):
-            value = value or ""
-        elif name == "last_predicted" and value is not None:
-            value = float(value)
-        values[name] = value
+            value = get(_LATER[name])
+        values[name] = value if convert is None else convert(value)
     return Memory(**values, embedding=embedding, context_embedding=context_embedding)
 
 
