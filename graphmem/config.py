@@ -182,6 +182,8 @@ class RetrievalConfig(_Frozen):
     #: the full-text index is asked for this many candidates, which graphmem's own BM25 then
     #: ranks: the same seeds on every engine (ADR 0007)
     keyword_pool: int = Field(default=1000, gt=0)
+    #: over the postings budget the newest matches are the candidates (ADR 0011): this many
+    newest_pool: int = Field(default=200, gt=0)
     fusion: Literal["zscore", "rrf"] = "zscore"
     rrf_k: int = Field(default=60, gt=0)
     depth: int = Field(default=1, ge=0, le=2)

@@ -210,9 +210,10 @@ class Retriever:
                                          statuses=statuses)
         stats = self.store.keyword_stats(ns, terms) if terms else None
         seed_terms = self._seed_terms(terms, stats)
-        found = self.store.keyword_topk(ns, seed_terms, max(rc.keyword_k, rc.keyword_pool),
-                                        tiers=q.tiers, statuses=statuses,
-                                        newest=self._over_budget(seed_terms, stats))
+        newest = self._over_budget(seed_terms, stats)
+        asked = rc.newest_pool if newest else rc.keyword_pool
+        found = self.store.keyword_topk(ns, seed_terms, max(rc.keyword_k, asked),
+                                        tiers=q.tiers, statuses=statuses, newest=newest)
         keyword = self._rescore_keyword(ns, seed_terms, stats, found)[: rc.keyword_k]
         ordered, seeds = scoring.seeds(dense, context, keyword, q.min_similarity, rc.rrf_k,
                                        rc.seeds)

@@ -1,4 +1,5 @@
-"""Embedded default store: SQLite (WAL, FTS5) + in-memory vector matrix + adjacency cache.
+"""Embedded default store: SQLite (WAL, FTS5) + in-memory vector matrix + adjacency cache,
+and HNSW graphs for namespaces past ``StoreConfig.ann_min`` (``ann_keeper``, ADR 0012).
 
 SQLite is the source of truth; the caches are rebuilt from it at ``open`` and updated only
 after a transaction commits, so a failed write leaves both untouched. One process owns a data

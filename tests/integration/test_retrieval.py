@@ -186,17 +186,17 @@ def test_keyword_seeds_take_the_newest_matches_only_over_the_postings_budget(
         for i in range(5):
             mem.store(f"deploy number {i} went out", namespace=NS)
         mem.store("rollback of the deploy", namespace=NS)
-        asked: list[tuple[list[str], bool]] = []
+        asked: list[tuple[list[str], bool, int]] = []
         real = mem.backend.keyword_topk
 
         def spy(ns: str, terms: Any, k: int, **kw: Any) -> Any:
-            asked.append((list(terms), kw["newest"]))
+            asked.append((list(terms), kw["newest"], k))
             return real(ns, terms, k, **kw)
 
         mem.backend.keyword_topk = spy  # type: ignore[method-assign,assignment]
         mem.retrieve("rollback deploy", namespace=NS)
         mem.retrieve("deploy", namespace=NS)
-        assert asked == [(["rollback"], False), (["deploy"], True)]
+        assert asked == [(["rollback"], False, 1000), (["deploy"], True, 200)]
         got = mem.retrieve("deploy", namespace=NS, depth=0)
         assert got and all("deploy" in r.memory.content for r in got if r.terms["keyword"])
     finally:
