@@ -252,11 +252,16 @@ class VectorIndex:
     def topk_many(self, queries: np.ndarray, k: int, *,
                   statuses: Collection[Status] = (Status.ACTIVE,),
                   chunk: int = 256) -> list[list[tuple[str, float]]]:
-        """Content-field top-k for each query row, one matrix product per chunk of rows."""
+        """Content-field top-k for each query row: from the HNSW graph when one serves, else
+        one matrix product per chunk of rows."""
         n = len(self.ids)
         out: list[list[tuple[str, float]]] = []
         if n == 0 or k <= 0:
             return [[] for _ in range(len(queries))]
+        if self.ann is not None:
+            found = [self._graph_topk(q, k, "content", None, statuses) for q in queries]
+            if all(f is not None for f in found):
+                return [f for f in found if f is not None]
         mask = np.isin(self._status[:n], [STATUS_CODE[s] for s in statuses])
         cols = np.flatnonzero(mask)
         if cols.size == 0:
