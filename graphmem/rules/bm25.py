@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 
 @dataclass(slots=True)
@@ -22,6 +23,8 @@ class FieldStats:
         >>> stats.add(["deploy", "fail"]); stats.add(["deploy"])
         >>> stats.snapshot(["deploy", "rollback"])
         TermStats(docs=2, avg_length=1.5, df={'deploy': 2, 'rollback': 0})
+        >>> stats.add_many([["rollback", "rollback"], []]); stats.snapshot(["rollback"])
+        TermStats(docs=3, avg_length=1.6666666666666667, df={'rollback': 1})
     """
 
     docs: int = 0
@@ -37,6 +40,13 @@ class FieldStats:
             self.df[t] += sign
             if self.df[t] <= 0:
                 del self.df[t]
+
+    def add_many(self, documents: Iterable[Sequence[str]]) -> None:
+        """``add`` for many documents at once (opening a store counts every memory)."""
+        docs = [d for d in documents if d]
+        self.docs += len(docs)
+        self.total_length += sum(map(len, docs))
+        self.df.update(chain.from_iterable(map(set, docs)))
 
     def snapshot(self, terms: Sequence[str]) -> TermStats:
         """The statistics BM25 needs for these query terms (a copy, safe to keep)."""

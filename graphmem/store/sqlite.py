@@ -26,6 +26,7 @@ import numpy as np
 from graphmem.config import StoreConfig
 from graphmem.errors import MissingStoreError, StoreError
 from graphmem.models import (
+    EdgeSource,
     Memory,
     Relation,
     RelationType,
@@ -39,7 +40,7 @@ from graphmem.store.ann_keeper import GraphKeeper, bump_epoch
 from graphmem.store.base import Counts, EdgeKey, VectorField, WriteBatch, breadth_first
 from graphmem.store.lock import FolderLock
 from graphmem.store.sqlite_schema import migrate
-from graphmem.store.vectors import VectorIndex
+from graphmem.store.vectors import STATUS_CODE, TIER_CODE, VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -77,9 +78,18 @@ def _memory(row: Sequence[Any], embeddings: bool) -> Memory:
                            context_embedding=_vec(row[n + 1]) if embeddings else None)
 
 
+_RELATION_TYPES = {t.value: t for t in RelationType}
+_EDGE_SOURCES = {s.value: s for s in EdgeSource}
+_fromtimestamp = datetime.fromtimestamp
+
+
 def _edge(row: Sequence[Any]) -> Relation:
-    return codec.edge(row[0], dict(zip(("source_id", "target_id", "type", "score",
-                                        "created_at", "source"), row[1:], strict=True)))
+    """``codec.edge`` of an edges row, with the enums and the time decoded directly: opening
+    a store decodes every edge (370k at 100k memories: 3.9 -> ~1 s)."""
+    ns, source_id, target_id, type_, score, created_at, source = row
+    return Relation(source_id, target_id, _RELATION_TYPES[type_], ns,
+                    None if score is None else float(score), _fromtimestamp(created_at, UTC),
+                    _EDGE_SOURCES[source or "explicit"])  # created_at is NOT NULL
 
 
 def _quote(term: str) -> str:
@@ -208,19 +218,38 @@ class SQLiteStore:
         return dict(self._graphs.state)
 
     def _load_caches(self) -> None:
-        rows = self.conn.execute(
+        cursor = self.conn.execute(
             "SELECT namespace, id, tier, status, embedding, context_embedding, keywords, "
             "context_keywords, pk FROM memories ORDER BY pk"
         )
-        for ns, id_, tier, status, emb, ctx, kw, ckw, pk in rows:
-            self._index(ns).upsert(id_, _vec(emb), _vec(ctx), Tier(tier), Status(status),
-                                   pk=pk)
-            self._count_keywords(ns, kw, ckw, 1)
+        while rows := cursor.fetchmany(20_000):  # in bulk: ~4x faster than row by row
+            by_ns: dict[str, list[Any]] = {}
+            for row in rows:
+                by_ns.setdefault(row[0], []).append(row)
+            for ns, part in by_ns.items():
+                stats = self._kstats.setdefault(ns, (FieldStats(), FieldStats()))
+                stats[0].add_many((r[6] or "").split() for r in part)
+                stats[1].add_many((r[7] or "").split() for r in part)
+                self._load_vectors(ns, [r for r in part if r[4] is not None])
         for row in self.conn.execute(
             "SELECT namespace, source_id, target_id, type, score, created_at, source FROM edges"
         ):
             self._cache_edge(_edge(row))
         log.info("opened %s: %d namespaces", self.folder, len(self._vectors))
+
+    def _load_vectors(self, ns: str, rows: list[Any]) -> None:
+        if not rows:
+            return
+        content = np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32)
+        has = np.array([r[5] is not None for r in rows], dtype=bool)
+        context = np.zeros((len(rows), self.dim), dtype=np.float32)
+        if has.any():
+            context[has] = np.frombuffer(b"".join(r[5] for r in rows if r[5] is not None),
+                                         dtype=np.float32).reshape(-1, self.dim)
+        self._index(ns).extend(
+            [r[1] for r in rows], [r[8] for r in rows], content.reshape(-1, self.dim),
+            context, has, np.array([TIER_CODE[Tier(r[2])] for r in rows], dtype=np.int8),
+            np.array([STATUS_CODE[Status(r[3])] for r in rows], dtype=np.int8))
 
     def _index(self, namespace: str) -> VectorIndex:
         index = self._vectors.get(namespace)
@@ -237,8 +266,9 @@ class SQLiteStore:
 
     def _cache_edge(self, e: Relation) -> None:
         adj = self._adj.setdefault(e.namespace, {})
-        adj.setdefault(e.source_id, {})[e.key] = e
-        adj.setdefault(e.target_id, {})[e.key] = e
+        key = e.key
+        adj.setdefault(e.source_id, {})[key] = e
+        adj.setdefault(e.target_id, {})[key] = e
 
     def _uncache_edge(self, namespace: str, key: EdgeKey) -> None:
         adj = self._adj.get(namespace, {})

@@ -93,6 +93,30 @@ class VectorIndex:
         self._status[row] = STATUS_CODE[status]
         self._graph_put(int(self._pk[row]), row)
 
+    def extend(self, ids: Sequence[str], pks: Sequence[int], content: np.ndarray,
+               context: np.ndarray, has_context: np.ndarray, tiers: np.ndarray,
+               statuses: np.ndarray) -> None:
+        """Append rows for ids not yet indexed, in bulk (opening a store): tiers and statuses
+        as codes (``TIER_CODE``, ``STATUS_CODE``)."""
+        start, m = len(self.ids), len(ids)
+        if m == 0:
+            return
+        self._grow(start + m)
+        rows = slice(start, start + m)
+        self._content[rows] = content
+        self._context[rows] = context
+        self._has_context[rows] = has_context
+        self._tier[rows] = tiers
+        self._status[rows] = statuses
+        self._pk[rows] = pks
+        self.ids.extend(ids)
+        self.row_of.update(zip(ids, range(start, start + m), strict=True))
+        self.row_of_pk.update(zip(pks, range(start, start + m), strict=True))
+        if self.ann is not None or self.pending is not None:
+            for row in range(start, start + m):
+                self._graph_put(int(self._pk[row]), row)
+        self.changed = True
+
     def set_state(self, id_: str, tier: Tier, status: Status) -> None:
         row = self.row_of.get(id_)
         if row is not None:

@@ -196,3 +196,40 @@ def test_install_replays_every_write_made_since_the_snapshot() -> None:
         got = graph.vector(pk)
         assert got is not None and float(got @ want) > 0.999
     assert [i for i, _ in index.topk(-v[1], 1)] == ["m3"]
+
+
+def test_reopening_loads_the_same_rows_statistics_and_edges_in_bulk(tmp_path: Path) -> None:
+    from graphmem.models import Relation, RelationType
+
+    store = open_store(tmp_path, ann_min=0)
+    batch = memories(clustered(50))
+    for m in batch[::3]:
+        m.context_embedding = None
+    batch[4].tier, batch[5].status = Tier.GLACIAL, Status.ARCHIVED
+    batch[6].keywords, batch[6].context_keywords = "deploy fail deploy", "tea"
+    store.apply(WriteBatch(NS, memories=batch, edges=[
+        Relation("m1", "m2", RelationType.CAUSES, NS, 0.5, T0),
+        Relation("m2", "m3", RelationType.SIMILAR_TO, NS, None, T0)]))
+    store.apply(WriteBatch(NS, delete_memories=["m7"]))
+    stranger = memories(clustered(1, seed=4))[0]
+    stranger.namespace = "other"
+    store.apply(WriteBatch("other", memories=[stranger]))
+
+    def state(s: SQLiteStore) -> tuple[object, ...]:
+        index = s._vectors[NS]
+        rows = sorted((i, int(index._pk[r]), index._content[r].tobytes(),
+                       index._context[r].tobytes() if index._has_context[r] else None,
+                       int(index._tier[r]), int(index._status[r]))
+                      for i, r in index.row_of.items())
+        kw, ctx = s.keyword_stats(NS, ["deploy", "tea", "w3", "fail"])
+        edges = sorted((e.source_id, e.target_id, e.type.value, e.score, e.created_at)
+                       for e in s.edges_of(NS, ["m1", "m2", "m3"]))
+        return rows, kw, ctx, edges, sorted(s._vectors)
+
+    before = state(store)
+    store.close()
+    store = open_store(tmp_path, ann_min=0)
+    try:
+        assert state(store) == before
+    finally:
+        store.close()
