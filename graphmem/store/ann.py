@@ -9,11 +9,21 @@ a whole index or the previous one. ADR 0012 has the parameters and their measure
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
 
 import numpy as np
+
+
+def _load_usearch() -> None:
+    """onnxruntime's first import kills the process (SIGSEGV in its native module's loader)
+    when another thread is inside usearch at that moment: reproduced 3 of 3 with usearch
+    2.26.6 and onnxruntime 1.31.1 (a server warming its embedder while a graph is being
+    built). So onnxruntime, when installed, is loaded before usearch ever runs."""
+    with contextlib.suppress(ImportError):  # the torch backend alone: nothing to order
+        import onnxruntime  # noqa: F401
 
 
 class HnswField:
@@ -31,6 +41,7 @@ class HnswField:
 
     def __init__(self, dim: int, *, connectivity: int = 16, ef_add: int = 128,
                  ef_search: int = 128, index: object | None = None) -> None:
+        _load_usearch()
         from usearch.index import Index
 
         self.dim = dim
@@ -91,6 +102,7 @@ class HnswField:
 
     @classmethod
     def load(cls, path: Path, dim: int, *, ef_search: int = 128) -> HnswField:
+        _load_usearch()
         from usearch.index import Index
 
         index = Index.restore(str(path))

@@ -233,3 +233,34 @@ def test_reopening_loads_the_same_rows_statistics_and_edges_in_bulk(tmp_path: Pa
         assert state(store) == before
     finally:
         store.close()
+
+
+CRASH = """
+import sys, threading
+import numpy as np
+from graphmem.store.ann import HnswField
+HnswField(4)
+assert "onnxruntime" in sys.modules  # loaded before usearch first runs
+done = threading.Event()
+def build():
+    rng = np.random.default_rng(0)
+    while not done.is_set():
+        f = HnswField(384)
+        f.add(np.arange(3000), rng.standard_normal((3000, 384)).astype(np.float32))
+t = threading.Thread(target=build); t.start()
+import time; time.sleep(0.5)
+import onnxruntime, sklearn.cluster  # what a server or a consolidation run loads later
+done.set(); t.join()
+print("alive")
+"""
+
+
+def test_building_a_graph_while_the_embedder_loads_does_not_crash_the_process() -> None:
+    """A server warms its ONNX embedder while a graph is built: onnxruntime's first import
+    with usearch running in another thread was a SIGSEGV (exit 139) every time."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", CRASH], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "alive", out.stderr[-2000:]
