@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from graphmem.models import RelationType, Tier
 
@@ -221,6 +221,11 @@ class RetrievalConfig(_Frozen):
     pagerank_alpha: float = Field(default=0.85, gt=0, lt=1)
     weights: RetrievalWeights = RetrievalWeights()
     preview_chars: int = Field(default=80, gt=0)
+    #: a memory no longer valid (superseded, ``valid_until`` passed) ranks at this share of
+    #: its score unless ``as_of`` asks about another time (ADR 0013)
+    invalid_factor: float = Field(default=0.5, ge=0, le=1)
+    #: with filters, the vector seeds are this many times ``vector_k`` (filters drop some)
+    filtered_widen: int = Field(default=4, ge=1)
 
     @model_validator(mode="after")
     def _depths(self) -> RetrievalConfig:
@@ -300,6 +305,95 @@ class ConsolidationConfig(_Frozen):
     openai_api_key: SecretStr | None = None
 
 
+class TypeDefaults(_Frozen):
+    """Where a memory of one type enters and with which importance, unless the caller says.
+
+    Example:
+        >>> TypeDefaults(tier=Tier.FAST, importance=0.3).tier.value
+        'fast'
+    """
+
+    tier: Tier | None = None
+    importance: float | None = Field(default=None, ge=0, le=1)
+
+
+def _type_defaults() -> dict[str, TypeDefaults]:
+    # seed 002: tool usage and hot errors are fast, debate outcomes and proven patterns slow
+    return {"decision": TypeDefaults(tier=Tier.MEDIUM, importance=0.7),
+            "pattern": TypeDefaults(tier=Tier.SLOW, importance=0.6),
+            "reflexion": TypeDefaults(tier=Tier.MEDIUM, importance=0.6),
+            "conflict": TypeDefaults(tier=Tier.MEDIUM, importance=0.7),
+            "tool_usage": TypeDefaults(tier=Tier.FAST, importance=0.3),
+            "consensus": TypeDefaults(tier=Tier.SLOW, importance=0.8),
+            "dissent": TypeDefaults(tier=Tier.SLOW, importance=0.6)}
+
+
+class TypesConfig(_Frozen):
+    """Memory types (ADR 0013): an open vocabulary (``validation.TYPE_PATTERN``), with entry
+    defaults per type; a type not listed enters like an ``observation`` (by importance).
+
+    Example:
+        >>> TypesConfig().defaults["tool_usage"].tier.value
+        'fast'
+    """
+
+    defaults: dict[str, TypeDefaults] = Field(default_factory=_type_defaults)
+
+
+class CaptureConfig(_Frozen):
+    """Tool-usage capture (``capture_tool``): which tools, and at most how many events per
+    agent per minute; the rest are counted and dropped (``/metrics``), never silently.
+
+    Example:
+        >>> CaptureConfig(tools=("Bash",)).allows("Read"), CaptureConfig().allows("Read")
+        (False, True)
+    """
+
+    #: None: every tool not skipped
+    tools: str | tuple[str, ...] | None = None
+    skip_tools: str | tuple[str, ...] = ()
+    max_per_minute: int = Field(default=120, gt=0)
+    #: input and output are cut to this many characters each in the stored event
+    max_chars: int = Field(default=2000, gt=0)
+
+    @field_validator("tools", "skip_tools", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        """``Read,Edit,Bash`` (the environment's form) as well as a list."""
+        if isinstance(value, str):
+            return tuple(t.strip() for t in value.split(",") if t.strip())
+        return value
+
+    def allows(self, tool: str) -> bool:
+        return tool not in self.skip_tools and (self.tools is None or tool in self.tools)
+
+
+class SharingConfig(_Frozen):
+    """Shared namespaces (seed 003): a memory several agents use is promoted one tier.
+
+    Example:
+        >>> SharingConfig().promote_agents
+        3
+    """
+
+    #: distinct agents (retrieved-and-read or feedback) within the window that promote it
+    promote_agents: int = Field(default=3, ge=2)
+    window_hours: float = Field(default=24 * 7, gt=0)
+
+
+class CacheConfig(_Frozen):
+    """The hot cache of identical queries (seed 003), per process; any write to the
+    namespace clears its entries.
+
+    Example:
+        >>> CacheConfig().ttl_seconds
+        30.0
+    """
+
+    ttl_seconds: float = Field(default=30.0, ge=0)  # 0: off
+    max_entries: int = Field(default=1024, gt=0)
+
+
 class GraphMemConfig(_Frozen):
     """Everything the library can be told, by section; frozen, validated, never read from
     the environment (the server's ``Settings`` builds one from ``GRAPHMEM_*``).
@@ -318,3 +412,7 @@ class GraphMemConfig(_Frozen):
     store: StoreConfig = StoreConfig()
     dynamics: DynamicsConfig = DynamicsConfig()
     consolidation: ConsolidationConfig = ConsolidationConfig()
+    types: TypesConfig = TypesConfig()
+    capture: CaptureConfig = CaptureConfig()
+    sharing: SharingConfig = SharingConfig()
+    cache: CacheConfig = CacheConfig()

@@ -64,6 +64,12 @@ class Kind(enum.StrEnum):
     SUMMARY = "summary"
 
 
+#: the seeds' memory types (``Memory.type`` is an open vocabulary: any lower-case word of
+#: ``validation.TYPE_PATTERN`` is accepted; these get entry defaults in ``TypesConfig``)
+TYPES: tuple[str, ...] = ("observation", "decision", "pattern", "reflexion", "conflict",
+                          "tool_usage", "consensus", "dissent", "summary")
+
+
 class RelationType(enum.StrEnum):
     """The allow-list of relationship types; nothing else ever reaches a query.
 
@@ -152,9 +158,29 @@ class Memory:
     # the memory does not reinforce it).
     stored_at: datetime = field(default_factory=utcnow)
     reinforced_at: datetime = field(default_factory=utcnow)
+    # What agents remember (ADR 0013): the memory's type (an open vocabulary, ``TYPES`` are the
+    # seeds' defaults), and the period in which what it says holds (``valid_from`` None: from
+    # its event time; ``valid_until`` None: still valid); ``superseded_by``: the memory that
+    # replaced it (``supersede``).
+    type: str = "observation"
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    superseded_by: str | None = None
 
     def copy(self, **changes: Any) -> Memory:
         return replace(self, **changes)
+
+    def valid_at(self, at: datetime) -> bool:
+        """Whether what the memory says holds at ``at`` (its validity period contains it).
+
+        Example:
+            >>> from datetime import timedelta
+            >>> m = Memory(id="m1", namespace="ops", content="x")
+            >>> m.valid_at(m.created_at), m.valid_at(m.created_at - timedelta(days=1))
+            (True, False)
+        """
+        start = self.valid_from or self.created_at
+        return start <= at and (self.valid_until is None or at < self.valid_until)
 
     def to_dict(self, *, embeddings: bool = False) -> dict[str, Any]:
         """A JSON-ready dict; embeddings and index fields only when asked for."""
@@ -216,7 +242,7 @@ class TransitionKind(enum.StrEnum):
 
     Example:
         >>> sorted(k.value for k in TransitionKind)
-        ['demotion', 'eviction', 'expiry', 'promotion', 'restore']
+        ['demotion', 'eviction', 'expiry', 'promotion', 'restore', 'supersede', 'update']
     """
 
     PROMOTION = "promotion"
@@ -224,11 +250,16 @@ class TransitionKind(enum.StrEnum):
     EXPIRY = "expiry"
     EVICTION = "eviction"
     RESTORE = "restore"
+    #: the content or fields changed (``detail``: the prior content when it changed)
+    UPDATE = "update"
+    #: another memory replaced it (its validity closed)
+    SUPERSEDE = "supersede"
 
 
 @dataclass(slots=True, frozen=True)
 class Transition:
-    """One recorded change of a memory's tier or status, with its reason.
+    """One recorded change of a memory's tier or status (or, ``update`` / ``supersede``, of
+    its content or validity), with its reason; ``detail`` keeps the prior content of an update.
 
     Example:
         >>> t = Transition("m1", TransitionKind.PROMOTION, Tier.SLOW, Tier.MEDIUM,
@@ -245,12 +276,13 @@ class Transition:
     at: datetime
     from_status: Status = Status.ACTIVE
     to_status: Status = Status.ACTIVE
+    detail: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"memory_id": self.memory_id, "kind": self.kind.value,
                 "from_tier": self.from_tier.value, "to_tier": self.to_tier.value,
                 "from_status": self.from_status.value, "to_status": self.to_status.value,
-                "reason": self.reason, "at": self.at.isoformat()}
+                "reason": self.reason, "at": self.at.isoformat(), "detail": self.detail}
 
 
 @dataclass(slots=True, frozen=True)
@@ -394,7 +426,8 @@ class MemoryInput:
     """
 
     content: str
-    importance: float = 0.5
+    #: None: the type's default (``TypesConfig``), else 0.5
+    importance: float | None = None
     tier: Tier | str | None = None
     relations: tuple[RelationSpec, ...] | list[Any] = ()
     metadata: dict[str, Any] | None = None
@@ -404,6 +437,10 @@ class MemoryInput:
     topic: str | None = None
     pinned: bool = False
     id: str | None = None
+    #: None: ``observation`` (its entry tier and importance come from ``TypesConfig``)
+    type: str | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
 
     @classmethod
     def coerce(cls, item: MemoryInput | dict[str, Any] | str) -> MemoryInput:
@@ -422,3 +459,83 @@ class MemoryInput:
         from graphmem.errors import ValidationError
 
         raise ValidationError(f"cannot read a memory from {type(item).__name__}")
+
+
+@dataclass(slots=True)
+class MemoryPage:
+    """One page of a listing (``list_page``, ``stream``); ``next_cursor`` None on the last.
+
+    Example:
+        >>> MemoryPage([], None).to_dict()
+        {'items': [], 'next_cursor': None}
+    """
+
+    items: list[Memory]
+    next_cursor: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"items": [m.to_dict() for m in self.items], "next_cursor": self.next_cursor}
+
+
+@dataclass(slots=True, frozen=True)
+class HistoryEntry:
+    """One step of a memory's history: ``created``, an ``update`` (``content``: the content
+    from then on, when it changed), or a tier / status change (promotion, demotion, expiry,
+    eviction, restore, supersede), with its time and reason.
+
+    Example:
+        >>> HistoryEntry("created", utcnow(), "stored", "a note").to_dict()["event"]
+        'created'
+    """
+
+    event: str
+    at: datetime
+    reason: str
+    content: str | None = None
+    from_tier: Tier | None = None
+    to_tier: Tier | None = None
+    from_status: Status | None = None
+    to_status: Status | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"event": self.event, "at": self.at.isoformat(), "reason": self.reason,
+                "content": self.content,
+                **{k: None if getattr(self, k) is None else getattr(self, k).value
+                   for k in ("from_tier", "to_tier", "from_status", "to_status")}}
+
+
+@dataclass(slots=True)
+class ConsensusRecord:
+    """A past consensus on a topic, how close it is to the topic asked about, and the
+    dissent recorded against it.
+
+    Example:
+        >>> c = ConsensusRecord(Memory(id="c1", namespace="ops", content="x"), 0.9, [])
+        >>> c.to_dict()["dissent"]
+        []
+    """
+
+    consensus: Memory
+    score: float
+    dissent: list[Memory]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"consensus": self.consensus.to_dict(), "score": self.score,
+                "dissent": [m.to_dict() for m in self.dissent]}
+
+
+@dataclass(slots=True, frozen=True)
+class StreamSummary:
+    """An extractive summary of an agent's (or a session's) memories in a time range, and
+    the ids it stands for.
+
+    Example:
+        >>> StreamSummary("2 memories: a. b.", ("m1", "m2")).to_dict()["ids"]
+        ['m1', 'm2']
+    """
+
+    text: str
+    ids: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "ids": list(self.ids)}

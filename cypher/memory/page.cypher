@@ -39,5 +39,9 @@ RETURN m.seq AS seq, m.id AS id,
        m.last_predicted AS last_predicted,
        m.stored_at AS stored_at,
        m.reinforced_at AS reinforced_at,
+       m.type AS type,
+       m.valid_from AS valid_from,
+       m.valid_until AS valid_until,
+       m.superseded_by AS superseded_by,
        v.vector AS embedding, c.vector AS context_embedding
 ORDER BY seq

@@ -37,6 +37,10 @@ RETURN m.id AS id,
        m.window_count AS window_count,
        m.last_predicted AS last_predicted,
        m.stored_at AS stored_at,
-       m.reinforced_at AS reinforced_at
+       m.reinforced_at AS reinforced_at,
+       m.type AS type,
+       m.valid_from AS valid_from,
+       m.valid_until AS valid_until,
+       m.superseded_by AS superseded_by
 ORDER BY m.created_at DESC, m.seq DESC
 LIMIT $limit

@@ -1,8 +1,8 @@
 // name: memory/write_batch
 // dialect: neo4j
 // purpose: apply one WriteBatch atomically in a single statement (FalkorDB has no
-//          multi-statement transactions): delete edges, delete memories (DETACH), upsert
-//          memories whole, patch memories, upsert edges per type, record transitions (relationship types come from this file,
+//          multi-statement transactions): delete edges, delete memories (DETACH; the prior contents
+//          their transitions kept are dropped), upsert memories whole, patch memories, upsert edges per type, record transitions (relationship types come from this file,
 //          never from input).
 //          Vectors live on append-only (:ContentVector) / (:ContextVector) nodes keyed by
 //          (namespace, id, hash): a changed vector gets a new node and the memory's vec_hash /
@@ -18,7 +18,7 @@
 //             {source_id, target_id, score, created_at, source};
 //             patches (list of {id, props}: field-level updates of existing memories);
 //             transitions (list of {memory_id, kind, from_tier, to_tier, from_status,
-//             to_status, reason, at, seq}: the tier dynamics log, (:GraphmemTransition) nodes)
+//             to_status, reason, at, seq, detail}: the tier dynamics log, (:GraphmemTransition) nodes)
 // returns: done (1)
 // mode: write
 UNWIND $delete_edges AS d
@@ -30,6 +30,11 @@ UNWIND $delete_ids AS did
 MATCH (m:Memory {namespace: $namespace, id: did})
 DETACH DELETE m
 WITH count(*) AS memories_deleted
+UNWIND $delete_ids AS did
+MATCH (t:GraphmemTransition {namespace: $namespace, memory_id: did})
+WHERE t.detail IS NOT NULL
+SET t.detail = null
+WITH count(*) AS details_dropped
 UNWIND $memories AS p
 MERGE (m:Memory {namespace: $namespace, id: p.id})
 ON CREATE SET m.seq = p.seq
@@ -88,6 +93,6 @@ UNWIND $transitions AS t
 CREATE (:GraphmemTransition {namespace: $namespace, memory_id: t.memory_id, kind: t.kind,
                              from_tier: t.from_tier, to_tier: t.to_tier,
                              from_status: t.from_status, to_status: t.to_status,
-                             reason: t.reason, at: t.at, seq: t.seq})
+                             reason: t.reason, at: t.at, seq: t.seq, detail: t.detail})
 WITH count(*) AS transitions_recorded
 RETURN 1 AS done

@@ -75,7 +75,38 @@ PATCH_FIELDS = frozenset({
     "tier", "status", "importance", "base_importance", "pinned", "last_accessed_at",
     "access_count", "surprise_score", "success_count", "failure_count", "last_promoted_at",
     "window_start", "window_count", "last_predicted", "updated_at", "reinforced_at",
+    "valid_until", "superseded_by",
 })
+
+#: what a listing may be sorted by (numbers as stored: times in seconds)
+SORT_FIELDS = ("created_at", "stored_at", "updated_at", "last_accessed_at", "importance")
+
+
+@dataclass(slots=True, frozen=True)
+class ListSpec:
+    """One page of a filtered, sorted listing (``list_page``): every filter optional, the
+    order by ``sort`` (from ``SORT_FIELDS``) then id, ``after``: the (sort value, id) of the
+    last memory of the page before (keyset pagination: a page never repeats or skips a
+    memory written meanwhile elsewhere in the order). ``since`` / ``until``: event time
+    (``created_at``), at or after / before.
+
+    Example:
+        >>> ListSpec(types=("decision",), sort="importance").descending
+        True
+    """
+
+    statuses: tuple[Status, ...] | None = (Status.ACTIVE,)
+    tiers: tuple[Tier, ...] | None = None
+    types: tuple[str, ...] | None = None
+    source: str | None = None
+    session_id: str | None = None
+    topic: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    sort: str = "created_at"
+    descending: bool = True
+    after: tuple[float, str] | None = None
+    limit: int = 50
 
 
 def breadth_first(seeds: Collection[str], depth: int, max_nodes: int,
@@ -186,6 +217,11 @@ class MemoryStore(Protocol):
     ) -> tuple[list[Memory], list[Memory]]:
         """Up to ``before`` memories just before the anchor (nearest first) and ``after`` just
         after it (nearest first), in the anchor's session or the whole namespace."""
+        ...
+
+    def list_page(self, namespace: str, spec: ListSpec) -> list[Memory]:
+        """Up to ``spec.limit`` memories matching the spec's filters, in its order, after
+        ``spec.after`` (without vectors)."""
         ...
 
     def iter_memories(self, namespace: str, *, page: int = 1000, embeddings: bool = True,

@@ -104,6 +104,8 @@ def unflatten(row: Mapping[str, Any], *, embedding: np.ndarray | None = None,
         if value is None and name in _LATER:
             value = get(_LATER[name])
         values[name] = value if convert is None else convert(value)
+    if values["type"] is None:  # written before memory types (ADR 0013)
+        values["type"] = "summary" if values["kind"] is Kind.SUMMARY else "observation"
     return Memory(**values, embedding=embedding, context_embedding=context_embedding)
 
 
@@ -140,11 +142,12 @@ def edge(namespace: str, row: Mapping[str, Any]) -> Relation:
 def transition_props(t: Transition) -> dict[str, Any]:
     return {"memory_id": t.memory_id, "kind": t.kind.value, "from_tier": t.from_tier.value,
             "to_tier": t.to_tier.value, "from_status": t.from_status.value,
-            "to_status": t.to_status.value, "reason": t.reason, "at": ts(t.at)}
+            "to_status": t.to_status.value, "reason": t.reason, "at": ts(t.at),
+            "detail": t.detail}
 
 
 def transition(row: Mapping[str, Any]) -> Transition:
     return Transition(row["memory_id"], TransitionKind(row["kind"]), Tier(row["from_tier"]),
                       Tier(row["to_tier"]), row["reason"],
                       dt(row["at"]),  # type: ignore[arg-type]
-                      Status(row["from_status"]), Status(row["to_status"]))
+                      Status(row["from_status"]), Status(row["to_status"]), row.get("detail"))

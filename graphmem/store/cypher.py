@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from graphmem import cypher
+from graphmem.errors import StoreError
 from graphmem.models import (
     Memory,
     Relation,
@@ -29,7 +30,15 @@ from graphmem.models import (
 )
 from graphmem.rules.bm25 import TermStats
 from graphmem.store import codec
-from graphmem.store.base import Counts, EdgeKey, VectorField, WriteBatch, breadth_first
+from graphmem.store.base import (
+    SORT_FIELDS,
+    Counts,
+    EdgeKey,
+    ListSpec,
+    VectorField,
+    WriteBatch,
+    breadth_first,
+)
 
 log = logging.getLogger(__name__)
 
@@ -240,6 +249,25 @@ class CypherStore:
         later = ([_memory(r) for r in self._run("memory/time_after", limit=after, **common)]
                  if after > 0 else [])
         return earlier, later
+
+    def list_page(self, namespace: str, spec: ListSpec) -> list[Memory]:
+        if spec.sort not in SORT_FIELDS:
+            raise StoreError(f"cannot sort by {spec.sort!r}")
+        sign = -1 if spec.descending else 1
+
+        def values(xs: Any) -> list[str] | None:
+            return None if xs is None else [getattr(x, "value", x) for x in xs]
+
+        rows = self._run("memory/list_page", namespace=namespace,
+                         statuses=values(spec.statuses), tiers=values(spec.tiers),
+                         types=values(spec.types), source=spec.source,
+                         session_id=spec.session_id, topic=spec.topic,
+                         since=codec.ts(spec.since), until=codec.ts(spec.until),
+                         sort=spec.sort, sign=sign,
+                         after_key=None if spec.after is None else sign * spec.after[0],
+                         after_id=None if spec.after is None else spec.after[1],
+                         limit=max(0, int(spec.limit)))
+        return [_memory(r) for r in rows]
 
     def iter_memories(self, namespace: str, *, page: int = 1000, embeddings: bool = True,
                       statuses: Collection[Status] | None = None) -> Iterator[list[Memory]]:

@@ -37,7 +37,15 @@ from graphmem.models import (
 from graphmem.rules.bm25 import FieldStats, TermStats
 from graphmem.store import codec
 from graphmem.store.ann_keeper import GraphKeeper, bump_epoch
-from graphmem.store.base import Counts, EdgeKey, VectorField, WriteBatch, breadth_first
+from graphmem.store.base import (
+    SORT_FIELDS,
+    Counts,
+    EdgeKey,
+    ListSpec,
+    VectorField,
+    WriteBatch,
+    breadth_first,
+)
 from graphmem.store.lock import FolderLock
 from graphmem.store.sqlite_schema import migrate
 from graphmem.store.vectors import STATUS_CODE, TIER_CODE, VectorIndex
@@ -332,6 +340,8 @@ class SQLiteStore:
                         f"WHERE namespace = ? AND id IN ({marks}))", (ns, *chunk))
                     conn.execute(f"DELETE FROM memories WHERE namespace = ? AND id IN ({marks})",
                                  (ns, *chunk))
+                    conn.execute(f"UPDATE transitions SET detail = NULL WHERE namespace = ? AND "
+                                 f"memory_id IN ({marks}) AND detail IS NOT NULL", (ns, *chunk))
                     conn.execute(f"DELETE FROM edges WHERE namespace = ? AND (source_id IN "
                                  f"({marks}) OR target_id IN ({marks}))", (ns, *chunk, *chunk))
                 conn.executemany(_UPSERT, [_row_params(m) for m in batch.memories])
@@ -353,9 +363,11 @@ class SQLiteStore:
                 self._patch(conn, ns, batch.patches)
                 conn.executemany(
                     "INSERT INTO transitions (namespace, memory_id, kind, from_tier, to_tier, "
-                    "from_status, to_status, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "from_status, to_status, reason, at, detail) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [(ns, t.memory_id, t.kind.value, t.from_tier.value, t.to_tier.value,
-                      t.from_status.value, t.to_status.value, t.reason, t.at.timestamp())
+                      t.from_status.value, t.to_status.value, t.reason, t.at.timestamp(),
+                      t.detail)
                      for t in batch.transitions])
                 conn.executemany(
                     "INSERT INTO edges (namespace, source_id, target_id, type, score, created_at, "
@@ -544,6 +556,35 @@ class SQLiteStore:
             last = rows[-1][0]
             yield [_memory(r[1:], embeddings) for r in rows]
 
+    def list_page(self, namespace: str, spec: ListSpec) -> list[Memory]:
+        if spec.sort not in SORT_FIELDS:
+            raise StoreError(f"cannot sort by {spec.sort!r}")
+        where: list[str] = ["namespace = ?"]
+        params: list[Any] = [namespace]
+        for column, values in (("status", spec.statuses), ("tier", spec.tiers),
+                               ("type", spec.types)):
+            if values is not None:
+                where.append(f"{column} IN ({_marks(len(values))})")
+                params += [getattr(x, "value", x) for x in values]
+        for column in ("source", "session_id", "topic"):
+            if getattr(spec, column) is not None:
+                where.append(f"{column} = ?")
+                params.append(getattr(spec, column))
+        if spec.since is not None:
+            where.append("created_at >= ?")
+            params.append(spec.since.timestamp())
+        if spec.until is not None:
+            where.append("created_at < ?")
+            params.append(spec.until.timestamp())
+        key = spec.sort  # from SORT_FIELDS
+        cmp, order = ("<", "DESC") if spec.descending else (">", "ASC")
+        if spec.after is not None:
+            where.append(f"({key} {cmp} ? OR ({key} = ? AND id {cmp} ?))")
+            params += [spec.after[0], spec.after[0], spec.after[1]]
+        sql = (f"SELECT {{cols}} FROM memories WHERE {' AND '.join(where)} "
+               f"ORDER BY {key} {order}, id {order} LIMIT ?")
+        return self._select(sql, [*params, max(0, int(spec.limit))], False)
+
     def transition_counts(self, namespace: str, since: datetime
                           ) -> list[tuple[str, Tier, Tier, int, int]]:
         with self._guard():
@@ -556,23 +597,27 @@ class SQLiteStore:
     def transitions_of(self, namespace: str, memory_id: str) -> list[Transition]:
         with self._guard():
             rows = self.conn.execute(
-                "SELECT memory_id, kind, from_tier, to_tier, reason, at, from_status, to_status "
+                "SELECT memory_id, kind, from_tier, to_tier, reason, at, from_status, to_status, "
+                "detail "
                 "FROM transitions WHERE namespace = ? AND memory_id = ? ORDER BY at, id",
                 (namespace, memory_id)).fetchall()
         return [codec.transition(dict(zip(("memory_id", "kind", "from_tier", "to_tier", "reason",
-                                           "at", "from_status", "to_status"), r, strict=True)))
+                                           "at", "from_status", "to_status", "detail"), r,
+                                          strict=True)))
                 for r in rows]
 
     def recent_transitions(self, namespace: str, limit: int,
                            since: datetime | None = None) -> list[Transition]:
         with self._guard():
             rows = self.conn.execute(
-                "SELECT memory_id, kind, from_tier, to_tier, reason, at, from_status, to_status "
+                "SELECT memory_id, kind, from_tier, to_tier, reason, at, from_status, to_status, "
+                "detail "
                 "FROM transitions WHERE namespace = ? AND at >= ? ORDER BY at DESC, id DESC "
                 "LIMIT ?", (namespace, since.timestamp() if since else float("-inf"),
                             max(0, int(limit)))).fetchall()
         return [codec.transition(dict(zip(("memory_id", "kind", "from_tier", "to_tier", "reason",
-                                           "at", "from_status", "to_status"), r, strict=True)))
+                                           "at", "from_status", "to_status", "detail"), r,
+                                          strict=True)))
                 for r in rows]
 
     def iter_edges(self, namespace: str, *, page: int = 5000) -> Iterator[list[Relation]]:

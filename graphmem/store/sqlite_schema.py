@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from graphmem.errors import SchemaVersionError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -136,9 +136,26 @@ def _to_v4(conn: sqlite3.Connection) -> None:
     _run(conn, _V4)
 
 
+# v5: what agents remember (ADR 0013): memory types, validity in time, what superseded a
+# memory; the prior content an update replaced, kept in its transition
+_V5 = """
+ALTER TABLE memories ADD COLUMN type TEXT NOT NULL DEFAULT 'observation';
+ALTER TABLE memories ADD COLUMN valid_from REAL;
+ALTER TABLE memories ADD COLUMN valid_until REAL;
+ALTER TABLE memories ADD COLUMN superseded_by TEXT;
+UPDATE memories SET type = 'summary' WHERE kind = 'summary';
+ALTER TABLE transitions ADD COLUMN detail TEXT;
+CREATE INDEX IF NOT EXISTS ix_memories_stored ON memories (namespace, stored_at)
+"""
+
+
+def _to_v5(conn: sqlite3.Connection) -> None:
+    _run(conn, _V5)
+
+
 #: version n -> the step that takes the database to n + 1
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    0: _to_v1, 1: _to_v2, 2: _to_v3, 3: _to_v4}
+    0: _to_v1, 1: _to_v2, 2: _to_v3, 3: _to_v4, 4: _to_v5}
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -462,6 +462,84 @@ def test_patches_and_transitions_in_one_batch(store: MemoryStore) -> None:
     assert active == ["m1"]
 
 
+def test_types_validity_and_supersession_round_trip(store: MemoryStore) -> None:
+    a = memory(1).copy(type="decision", valid_from=T0 - timedelta(days=3),
+                       valid_until=T0 + timedelta(days=3))
+    store.apply(WriteBatch(NS, memories=[a, memory(2)]))
+    got = store.get_memories(NS, ["m1", "m2"])
+    assert (got["m1"].type, got["m1"].valid_from, got["m1"].valid_until) == (
+        "decision", T0 - timedelta(days=3), T0 + timedelta(days=3))
+    assert (got["m2"].type, got["m2"].valid_until, got["m2"].superseded_by) == (
+        "observation", None, None)
+    store.apply(WriteBatch(NS, patches=[("m2", {"valid_until": T0, "superseded_by": "m1"})]))
+    m2 = store.get_memories(NS, ["m2"])["m2"]
+    assert (m2.valid_until, m2.superseded_by) == (T0, "m1")
+    page = [m for p in store.iter_memories(NS, embeddings=False) for m in p]
+    assert {m.id: m.type for m in page} == {"m1": "decision", "m2": "observation"}
+
+
+def test_an_update_keeps_its_prior_content_until_the_memory_is_deleted(
+        store: MemoryStore) -> None:
+    from graphmem.models import Transition, TransitionKind
+
+    store.apply(WriteBatch(NS, memories=[memory(1), memory(2)]))
+    store.apply(WriteBatch(NS, memories=[memory(1).copy(content="memory one, edited")],
+                           transitions=[Transition("m1", TransitionKind.UPDATE, Tier.MEDIUM,
+                                                   Tier.MEDIUM, "changed content", T0,
+                                                   detail="memory 1"),
+                                        Transition("m2", TransitionKind.UPDATE, Tier.MEDIUM,
+                                                   Tier.MEDIUM, "changed content", T0,
+                                                   detail="memory 2")]))
+    assert [(t.kind, t.detail) for t in store.transitions_of(NS, "m1")] == [
+        (TransitionKind.UPDATE, "memory 1")]
+    assert store.recent_transitions(NS, 5)[0].detail in ("memory 1", "memory 2")
+    store.apply(WriteBatch(NS, delete_memories=["m1"]))
+    # a deleted memory's prior contents go with it; its tier records and others' stay
+    assert [(t.kind, t.detail) for t in store.transitions_of(NS, "m1")] == [
+        (TransitionKind.UPDATE, None)]
+    assert [t.detail for t in store.transitions_of(NS, "m2")] == ["memory 2"]
+
+
+def test_list_page_filters_sorts_and_pages_without_gaps(store: MemoryStore) -> None:
+    from graphmem.store.base import ListSpec
+
+    ms = [memory(i).copy(type="decision" if i % 3 == 0 else "observation",
+                         source="ann" if i % 2 else "bob", importance=(i % 4) / 4)
+          for i in range(1, 13)]
+    ms[4].status = Status.ARCHIVED  # m5
+    store.apply(WriteBatch(NS, memories=ms))
+    store.apply(WriteBatch("other", memories=[memory(1, ns="other")]))
+
+    def ids(spec: ListSpec) -> list[str]:
+        return [m.id for m in store.list_page(NS, spec)]
+
+    active = [f"m{i}" for i in range(12, 0, -1) if i != 5]
+    assert ids(ListSpec(limit=100)) == active  # newest event first by default
+    assert ids(ListSpec(limit=100, descending=False)) == active[::-1]
+    assert ids(ListSpec(types=("decision",))) == ["m12", "m9", "m6", "m3"]
+    assert ids(ListSpec(source="bob", types=("observation",))) == ["m10", "m8", "m4", "m2"]
+    assert ids(ListSpec(statuses=None, since=T0 + timedelta(minutes=4),
+                        until=T0 + timedelta(minutes=6))) == ["m5", "m4"]
+    assert ids(ListSpec(statuses=(Status.ARCHIVED,))) == ["m5"]
+    # pages by (sort value, id): ties in importance are broken by id, nothing repeats
+    for descending in (True, False):
+        seen: list[str] = []
+        after = None
+        while True:
+            page = store.list_page(NS, ListSpec(sort="importance", descending=descending,
+                                                after=after, limit=4))
+            if not page:
+                break
+            seen += [m.id for m in page]
+            after = (page[-1].importance, page[-1].id)
+        assert sorted(seen) == sorted(active) and len(seen) == len(active)
+        keys = [(store.get_memories(NS, [i])[i].importance, i) for i in seen]
+        assert keys == sorted(keys, reverse=descending)
+    assert store.list_page(NS, ListSpec(limit=0)) == []
+    with pytest.raises(StoreError):
+        store.list_page(NS, ListSpec(sort="content"))
+
+
 def test_runs_are_saved_and_listed(store: MemoryStore) -> None:
     a = {"id": "run-a", "namespace": "ns", "status": "running", "created_at": "2026-01-01T00:00"}
     b = {"id": "run-b", "namespace": None, "status": "applied", "created_at": "2026-01-02T00:00",
@@ -545,6 +623,8 @@ def test_sqlite_v1_data_migrates_to_current(tmp_path: Path) -> None:
         assert sqlite_schema.current_version(s.conn) == sqlite_schema.SCHEMA_VERSION
         m = s.get_memories("contract", ["old"])["old"]
         assert (m.content, m.window_count, m.window_start) == ("written by v1", 0, None)
+        assert (m.type, m.valid_from, m.valid_until, m.superseded_by) == (
+            "observation", None, None, None)
         assert s.transition_counts("contract", T0) == []
     finally:
         s.close()
