@@ -24,7 +24,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from graphmem.api import schemas as s
 from graphmem.api.auth import DEV, Principal, no_key
 from graphmem.api.keys import KeyStore
-from graphmem.api.routes import consolidation, memories, operations, relations, retrieval
+from graphmem.api.routes import (
+    agents,
+    consolidation,
+    memories,
+    operations,
+    relations,
+    retrieval,
+)
 from graphmem.api.routes.operations import StoreCollector
 from graphmem.api.settings import Settings
 from graphmem.errors import GraphMemError
@@ -284,7 +291,7 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
         latency.labels(route).observe(time.perf_counter() - started)
         return response
 
-    for router in (memories.router, relations.router, retrieval.router,
+    for router in (agents.router, memories.router, relations.router, retrieval.router,
                    consolidation.router, operations.router):
         app.include_router(router)
     from graphmem.api import viewer

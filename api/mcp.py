@@ -1,5 +1,7 @@
 """graphmem as a Model Context Protocol server (official ``mcp`` SDK): the tools an agent
-needs - remember, recall, recall_index, timeline, entries, relate, feedback, pin.
+needs - remember, recall, recall_index, timeline, entries, relate, feedback, pin, and what
+agents remember: list_memories, history, supersede, capture_tool, record_consensus,
+record_dissent, find_similar, stream.
 
 Every tool takes a ``namespace``; the server only serves the namespaces it was started for
 (``allowed``; ``*`` for all). Tool errors come back as MCP tool errors with graphmem's message.
@@ -22,7 +24,8 @@ from graphmem.memory import GraphMemory
 #: who is calling over HTTP (set by the API's key check); None on stdio, where the command
 #: line's allow-list decides
 PRINCIPAL: ContextVar[Principal | None] = ContextVar("graphmem_mcp_principal", default=None)
-WRITE_TOOLS = {"remember", "relate", "feedback", "pin"}
+WRITE_TOOLS = {"remember", "relate", "feedback", "pin", "capture_tool", "record_consensus",
+               "record_dissent", "supersede"}
 
 
 def build_server(memory: GraphMemory | Callable[[], GraphMemory],
@@ -52,12 +55,16 @@ def build_server(memory: GraphMemory | Callable[[], GraphMemory],
         return server.tool()(wrapper)
 
     @tool
-    def remember(content: str, namespace: str, importance: float = 0.5,
+    def remember(content: str, namespace: str, importance: float | None = None,
                  session_id: str | None = None, source: str | None = None,
-                 metadata: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Store a memory (an exact duplicate reinforces the existing one)."""
+                 metadata: dict[str, Any] | None = None, type: str | None = None
+                 ) -> dict[str, Any]:
+        """Store a memory (an exact duplicate reinforces the existing one). ``type``:
+        observation (default), decision, pattern, reflexion, conflict, ... (sets the entry
+        tier and importance unless given)."""
         return get().store(content, namespace=ns(namespace, "writer"), importance=importance,
-                         session_id=session_id, source=source, metadata=metadata).to_dict()
+                         session_id=session_id, source=source, metadata=metadata,
+                         type=type).to_dict()
 
     @tool
     def recall(query: str, namespace: str, limit: int = 5, depth: int | None = None,
@@ -105,5 +112,63 @@ def build_server(memory: GraphMemory | Callable[[], GraphMemory],
     def pin(id: str, namespace: str) -> dict[str, Any]:
         """Pin a memory: never demoted, expired or evicted."""
         return get().pin(id, namespace=ns(namespace, "writer")).to_dict()
+
+    @tool
+    def list_memories(namespace: str, type: str | None = None, source: str | None = None,
+                      since: str | None = None, until: str | None = None,
+                      sort: str = "created_at", order: str = "desc", limit: int = 20,
+                      cursor: str | None = None) -> dict[str, Any]:
+        """List memories with filters (type, source = agent, event time since / until),
+        sorted, a page at a time: pass next_cursor for the next page."""
+        return get().list_page(namespace=ns(namespace), type=type, source=source, since=since,
+                               until=until, sort=sort, order=order, limit=limit,
+                               cursor=cursor).to_dict()
+
+    @tool
+    def history(id: str, namespace: str) -> list[dict[str, Any]]:
+        """Every version of a memory's content and every change, oldest first."""
+        return [e.to_dict() for e in get().history(id, namespace=ns(namespace))]
+
+    @tool
+    def supersede(old_id: str, new_id: str, namespace: str) -> dict[str, Any]:
+        """new_id replaces old_id: the old memory's validity ends, the two are linked."""
+        return get().supersede(old_id, new_id, namespace=ns(namespace, "writer")).to_dict()
+
+    @tool
+    def capture_tool(agent: str, tool: str, input: str, output: str, ok: bool,
+                     namespace: str) -> dict[str, Any]:
+        """Record one tool call (fast tier); captured is false when skipped or over the cap."""
+        m = get().capture_tool(agent=agent, tool=tool, input=input, output=output, ok=ok,
+                               namespace=ns(namespace, "writer"))
+        return {"captured": m is not None, "memory": None if m is None else m.to_dict()}
+
+    @tool
+    def record_consensus(topic: str, conclusion: str, namespace: str,
+                         participants: list[str] | None = None, confidence: float = 0.8,
+                         evidence_ids: list[str] | None = None) -> dict[str, Any]:
+        """Record a debate's consensus on a topic."""
+        return get().record_consensus(topic, conclusion, namespace=ns(namespace, "writer"),
+                                      participants=participants or [], confidence=confidence,
+                                      evidence_ids=evidence_ids or []).to_dict()
+
+    @tool
+    def record_dissent(topic: str, agent: str, position: str, namespace: str,
+                       against: str | None = None) -> dict[str, Any]:
+        """Record an agent's dissent on a topic, against a consensus id."""
+        return get().record_dissent(topic, agent, position, namespace=ns(namespace, "writer"),
+                                    against=against).to_dict()
+
+    @tool
+    def find_similar(topic: str, namespace: str, limit: int = 5) -> list[dict[str, Any]]:
+        """Past consensus on topics like this one, with the dissent against each."""
+        return [r.to_dict() for r in get().find_similar(topic, namespace=ns(namespace),
+                                                        limit=limit)]
+
+    @tool
+    def stream(agent: str, namespace: str, since: str | None = None, until: str | None = None,
+               limit: int = 20, cursor: str | None = None) -> dict[str, Any]:
+        """An agent's memories in event-time order, oldest first (next_cursor pages on)."""
+        return get().stream(agent, namespace=ns(namespace), since=since, until=until,
+                            limit=limit, cursor=cursor).to_dict()
 
     return server

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+from fastapi import Path
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 # The request schema states every constraint validation enforces (schemathesis checks that a
@@ -23,6 +24,8 @@ NamespaceStr = Annotated[str, Field(pattern=NS_PATTERN, examples=["agent-42"],
                                                 "namespace")]
 IdStr = Annotated[str, Field(pattern=ID_PATTERN)]
 ShortText = Annotated[str, Field(max_length=256, pattern=TEXT_PATTERN)]
+#: a conclusion or a position: the memory's content adds the topic and the agent to it
+Statement = Annotated[str, Field(min_length=1, max_length=30_000, pattern=CONTENT_PATTERN)]
 Content = Annotated[str, Field(min_length=1, max_length=32_000, pattern=CONTENT_PATTERN,
                                examples=["The deploy failed: the migration locked the users "
                                          "table"])]
@@ -48,6 +51,15 @@ Metadata = Annotated[dict[Annotated[str, Field(pattern=TEXT_PATTERN)], MetaValue
                            json_schema_extra={"additionalProperties": False})]
 Timestamp = Annotated[datetime, Field(strict=False, description="ISO 8601; defaults to now",
                                       json_schema_extra={"pattern": DATE_PATTERN})]
+TYPE_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
+TypeName = Annotated[str, Field(pattern=TYPE_PATTERN, examples=["decision"],
+                                description="a memory type: observation, decision, pattern, "
+                                            "reflexion, conflict, tool_usage, consensus, "
+                                            "dissent, summary or your own word")]
+AgentPath = Path(description="the agent (a memory's source)", max_length=256,
+                 pattern=r"^[^\x00-\x1f\x7f/]+$")
+#: the end of a validity period: after valid_from (a rule JSON Schema cannot state)
+ValidUntil = Annotated[Timestamp | None, Field(description="must be after valid_from")]
 
 
 class _In(BaseModel):
@@ -78,7 +90,8 @@ class MemoryItem(_In):
     """
 
     content: Content
-    importance: Unit = Field(default=0.5, examples=[0.8])
+    importance: Unit | None = Field(default=None, examples=[0.8],
+                                    description="default: the type's (0.5 for observation)")
     tier: TierName | None = None
     relations: list[RelationIn] = Field(default=[], max_length=1000)
     metadata: Metadata | None = None
@@ -88,14 +101,17 @@ class MemoryItem(_In):
     topic: ShortText | None = None
     pinned: bool = False
     id: IdStr | None = None
+    type: TypeName | None = None
+    valid_from: Timestamp | None = None
+    valid_until: ValidUntil = None
 
 
 class MemoryCreate(MemoryItem):
     """``POST /v1/memories``: one memory and its namespace.
 
     Example:
-        >>> MemoryCreate(namespace="ops", content="the deploy failed").importance
-        0.5
+        >>> MemoryCreate(namespace="ops", content="the deploy failed").importance is None
+        True
         >>> MemoryCreate(namespace="ops", content="")  # doctest: +IGNORE_EXCEPTION_DETAIL
         Traceback (most recent call last):
         pydantic_core._pydantic_core.ValidationError: ...
@@ -131,6 +147,9 @@ class MemoryPatch(_In):
     metadata: Metadata | None = None
     source: ShortText | None = None
     topic: ShortText | None = None
+    type: TypeName | None = None
+    valid_from: Timestamp | None = None
+    valid_until: ValidUntil = None
 
 
 class FeedbackIn(_In):
@@ -194,6 +213,9 @@ class Filters(_In):
     topic: ShortText | None = None
     kind: Literal["memory", "summary"] | None = None
     metadata: Metadata | None = None
+    type: TypeName | Annotated[list[TypeName], Field(min_length=1, max_length=20)] | None = None
+    since: Timestamp | None = Field(default=None, description="event time at or after")
+    until: Timestamp | None = Field(default=None, description="event time before")
 
 
 class SearchIn(_In):
@@ -217,6 +239,8 @@ class SearchIn(_In):
     include_archived: bool | None = Field(
         default=None, description="also reach archived memories through the summaries that "
         "stand for them (default: only with strategy comprehensive)")
+    as_of: Timestamp | None = Field(default=None, description="only what was known and valid "
+                                                              "then (validity)")
     record_access: bool = Field(
         default=True, description="count the results as accessed (agents); false for a "
         "read-only look that changes nothing")
@@ -274,6 +298,10 @@ class MemoryOut(BaseModel):
     last_predicted: float | None = None
     stored_at: str | None = None
     reinforced_at: str | None = None
+    type: str = "observation"
+    valid_from: str | None = None
+    valid_until: str | None = None
+    superseded_by: str | None = None
 
 
 class RelationOut(BaseModel):
@@ -357,3 +385,178 @@ class RunIn(_In):
     namespace: NamespaceStr | None = Field(default=None,
                                            description="one namespace, or null for all")
     dry_run: bool = Field(default=False, description="compute the report, write nothing")
+
+
+
+class MemoryPageOut(BaseModel):
+    """A page of a listing and the cursor of the next one (null on the last page).
+
+    Example:
+        >>> MemoryPageOut(items=[], next_cursor=None).next_cursor is None
+        True
+    """
+
+    items: list[MemoryOut]
+    next_cursor: str | None
+
+
+class HistoryEntryOut(BaseModel):
+    """One step of a memory's history.
+
+    Example:
+        >>> HistoryEntryOut(event="created", at="2026-01-01T00:00:00+00:00",
+        ...                 reason="stored").content is None
+        True
+    """
+
+    event: str
+    at: str
+    reason: str
+    content: str | None = None
+    from_tier: str | None = None
+    to_tier: str | None = None
+    from_status: str | None = None
+    to_status: str | None = None
+
+
+class DeletedOut(BaseModel):
+    """How many memories a delete removed.
+
+    Example:
+        >>> DeletedOut(deleted=3).deleted
+        3
+    """
+
+    deleted: int
+
+
+class SupersedeIn(_In):
+    """``POST /v1/memories/{id}/supersede``: the memory that replaces this one.
+
+    Example:
+        >>> SupersedeIn(by="m2").reason is None
+        True
+    """
+
+    by: Annotated[IdStr, Field(description="another memory's id (not the superseded one)")]
+    reason: ShortText | None = None
+
+
+class ConsensusIn(_In):
+    """``POST /v1/consensus``: a debate's outcome.
+
+    Example:
+        >>> ConsensusIn(namespace="d", topic="db", conclusion="postgres").confidence
+        0.8
+    """
+
+    namespace: NamespaceStr
+    topic: Annotated[str, Field(min_length=1, max_length=256, pattern=CONTENT_PATTERN)]
+    conclusion: Statement
+    participants: list[ShortText] = Field(default=[], max_length=100)
+    confidence: Unit = 0.8
+    evidence_ids: list[IdStr] = Field(default=[], max_length=1000)
+    session_id: ShortText | None = None
+
+
+class DissentIn(_In):
+    """``POST /v1/dissent``: an agent's dissenting position, against a consensus.
+
+    Example:
+        >>> DissentIn(namespace="d", topic="db", agent="gemini", position="mongo").against
+    """
+
+    namespace: NamespaceStr
+    topic: Annotated[str, Field(min_length=1, max_length=256, pattern=CONTENT_PATTERN)]
+    agent: Annotated[str, Field(min_length=1, max_length=256, pattern=CONTENT_PATTERN)]
+    position: Statement
+    against: IdStr | None = None
+
+
+class TopicIn(_In):
+    """``POST /v1/consensus/similar`` and ``/v1/dissent/similar``: a topic to match by meaning.
+
+    Example:
+        >>> TopicIn(namespace="d", topic="which database").limit
+        5
+    """
+
+    namespace: NamespaceStr
+    topic: Annotated[str, Field(min_length=1, max_length=256, pattern=CONTENT_PATTERN)]
+    limit: Limit = 5
+
+
+class ConsensusOut(BaseModel):
+    """A past consensus, how well it matches, and the dissent against it.
+
+    Example:
+        >>> ConsensusOut.model_fields["dissent"].annotation
+        list[graphmem.api.schemas.MemoryOut]
+    """
+
+    consensus: MemoryOut
+    score: float
+    dissent: list[MemoryOut]
+
+
+class SummarizeIn(_In):
+    """``POST /v1/summaries``: an agent's or a session's memories in a time range.
+
+    Example:
+        >>> SummarizeIn(namespace="ci", agent="ci-bot").limit
+        500
+    """
+
+    # one of the two is required (stated in the schema, so generated requests know it)
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"anyOf": [
+        {"required": ["agent"], "properties": {"agent": {"type": "string"}}},
+        {"required": ["session_id"], "properties": {"session_id": {"type": "string"}}}]})
+
+    namespace: NamespaceStr
+    agent: ShortText | None = None
+    session_id: ShortText | None = None
+    since: Timestamp | None = None
+    until: Timestamp | None = None
+    limit: Annotated[int, Field(ge=1, le=5000), BeforeValidator(_integral)] = 500
+
+
+class SummaryOut(BaseModel):
+    """An extractive summary and the ids it stands for.
+
+    Example:
+        >>> SummaryOut(text="", ids=[]).ids
+        []
+    """
+
+    text: str
+    ids: list[str]
+
+
+class CaptureIn(_In):
+    """``POST /v1/tools/capture``: one tool call of an agent.
+
+    Example:
+        >>> CaptureIn(namespace="dev", agent="coder", tool="Bash", input="ls", output="",
+        ...           ok=True).session_id is None
+        True
+    """
+
+    namespace: NamespaceStr
+    agent: Annotated[str, Field(min_length=1, max_length=256, pattern=CONTENT_PATTERN)]
+    tool: Annotated[str, Field(min_length=1, max_length=256, pattern=CONTENT_PATTERN)]
+    input: Annotated[str, Field(max_length=100_000, pattern=TEXT_PATTERN)]
+    output: Annotated[str, Field(max_length=100_000, pattern=TEXT_PATTERN)]
+    ok: bool
+    session_id: ShortText | None = None
+
+
+class CaptureOut(BaseModel):
+    """Whether the event was kept (false: skipped by the lists or over the cap, counted).
+
+    Example:
+        >>> CaptureOut(captured=False, memory=None).captured
+        False
+    """
+
+    captured: bool
+    memory: MemoryOut | None

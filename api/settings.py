@@ -32,13 +32,17 @@ from pydantic_settings import (
 )
 
 from graphmem.config import (
+    CacheConfig,
+    CaptureConfig,
     ConsolidationConfig,
     DynamicsConfig,
     EmbeddingConfig,
     GraphMemConfig,
     RetrievalConfig,
+    SharingConfig,
     StoreConfig,
     TiersConfig,
+    TypesConfig,
     WriteConfig,
 )
 from graphmem.errors import ConfigError
@@ -90,6 +94,10 @@ class Settings(BaseSettings):
     store: StoreConfig = StoreConfig()
     dynamics: DynamicsConfig = DynamicsConfig()
     consolidation: ConsolidationConfig = ConsolidationConfig()
+    types: TypesConfig = TypesConfig()
+    capture: CaptureConfig = CaptureConfig()
+    sharing: SharingConfig = SharingConfig()
+    cache: CacheConfig = CacheConfig()
 
     @classmethod
     def settings_customise_sources(

@@ -166,7 +166,7 @@ class Consolidator:
                 if c.get("summary"):
                     batch.delete_memories.append(c["summary"]["id"])
                 with self.lock:
-                    self.store.apply(batch)
+                    self.core.apply(batch)
             data["status"] = data["report"]["status"] = "rolled_back"
             data["rolled_back_at"] = self.core.clock().isoformat()
             with self.lock:
@@ -360,7 +360,7 @@ class Consolidator:
             start = datetime.fromisoformat(c["span"][0])
             vec = self.core.embedder.embed([s["content"]])[0]
             summary = Memory(
-                id=s["id"], namespace=ns, content=s["content"], kind=Kind.SUMMARY,
+                id=s["id"], namespace=ns, content=s["content"], kind=Kind.SUMMARY, type="summary",
                 tier=tier_for_importance(s["importance"], tiers),
                 base_importance=s["importance"], importance=s["importance"],
                 created_at=start, updated_at=now, last_accessed_at=now, stored_at=now,
@@ -380,7 +380,7 @@ class Consolidator:
                     Relation(s["id"], m, RelationType.SUMMARIZES, ns, None, now,
                              EdgeSource.AUTO) for m in members],
                     patches=[(m, {"status": Status.ARCHIVED}) for m in archive])
-                self.store.apply(batch)
+                self.core.apply(batch)
             data["done"].append(c["key"])
             done.add(c["key"])
             if self.progress is not None:

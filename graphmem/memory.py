@@ -12,6 +12,7 @@ from graphmem.config import GraphMemConfig
 from graphmem.engine import reads
 from graphmem.engine import records as _records
 from graphmem.engine.access import AccessLog
+from graphmem.engine.agents import AgentMethods, CaptureGate
 from graphmem.engine.core import Clock, Core
 from graphmem.engine.edits import Editor
 from graphmem.engine.embedding import Embedder, make_embedder
@@ -37,11 +38,12 @@ from graphmem.rules.text import Analyzer
 from graphmem.store.base import Counts, KeyRecords, MemoryStore
 
 
-class GraphMemory:
+class GraphMemory(AgentMethods):
     """Long-term memory for agents over one store: the facade every face (Python, REST,
     MCP, CLI) calls. It validates, takes the in-process write lock where a call writes, and
     delegates to the core's parts (``writes``, ``edits``, ``access``, ``retrieval``,
-    ``maintenance``, ``consolidation``, ``reads``, ``records``). Thread-safe.
+    ``maintenance``, ``consolidation``, ``reads``, ``records``; ``agents`` for listing,
+    history, validity, consensus, streams and tool capture). Thread-safe.
 
     Example:
         >>> import tempfile
@@ -64,6 +66,7 @@ class GraphMemory:
         self._access = AccessLog(self.core, self._write_lock)
         self._retriever = Retriever(self.core, self._access)
         self._maintainer = Maintainer(self.core, self._write_lock)
+        self._capture = CaptureGate(config.capture)
         self.backend, self.config, self.clock = store, config, self.core.clock
         self.embedder: Embedder = self.core.embedder
 
@@ -91,17 +94,16 @@ class GraphMemory:
         self.close()
 
     # -- writes ---------------------------------------------------------------------------
-    def store(self, content: str, *, namespace: str, importance: float = 0.5,
+    def store(self, content: str, *, namespace: str, importance: float | None = None,
               tier: Tier | str | None = None,
               relations: Sequence[RelationSpec | Mapping[str, Any] | tuple[str, str]] = (),
-              metadata: Mapping[str, Any] | None = None, session_id: str | None = None,
-              created_at: datetime | None = None, source: str | None = None,
-              topic: str | None = None, pinned: bool = False, id: str | None = None) -> Memory:
-        """Store one memory (or reinforce its exact twin) and return it."""
+              metadata: Mapping[str, Any] | None = None, **fields: Any) -> Memory:
+        """Store one memory (or reinforce its exact twin) and return it. ``fields``: any of
+        ``MemoryInput``'s (session_id, created_at - the event time -, source, topic, pinned,
+        id, type, valid_from, valid_until). Importance and tier default by type."""
         item = MemoryInput(content=content, importance=importance, tier=tier,
                            relations=list(relations), metadata=dict(metadata or {}) or None,
-                           session_id=session_id, created_at=created_at, source=source,
-                           topic=topic, pinned=pinned, id=id)
+                           **fields)
         return self.store_many([item], namespace=namespace)[0]
 
     def store_many(self, items: Sequence[MemoryInput | Mapping[str, Any] | str], *,
@@ -132,13 +134,14 @@ class GraphMemory:
     def update(self, id: str, *, namespace: str, content: str | None = None,
                importance: float | None = None, tier: Tier | str | None = None,
                metadata: Mapping[str, Any] | None = None, source: str | None = None,
-               topic: str | None = None) -> Memory:
-        """Change a memory; new content is re-embedded and re-indexed, its links refreshed."""
+               topic: str | None = None, **fields: Any) -> Memory:
+        """Change a memory (``fields``: type, valid_from, valid_until too); new content is
+        re-embedded and re-indexed, its links refreshed; ``history`` keeps the prior one."""
         ns = v.namespace(namespace)
         with self._write_lock:
             return self._editor.update(ns, id, content=content, importance=importance,
                                        tier=tier, metadata=metadata, source=source,
-                                       topic=topic)
+                                       topic=topic, **fields)
 
     def delete(self, id: str, *, namespace: str) -> None:
         """Hard-delete a memory and its edges (explicit; the session chain is re-linked)."""
@@ -159,16 +162,13 @@ class GraphMemory:
             return self._editor.feedback(ns, id, useful=useful, outcome=outcome,
                                          predicted_relevance=predicted_relevance)
 
-    def pin(self, id: str, *, namespace: str) -> Memory:
-        """A pinned memory is never demoted, expired or evicted."""
-        ns = v.namespace(namespace)
+    def pin(self, id: str, *, namespace: str, pinned: bool = True) -> Memory:
+        """A pinned memory is never demoted, expired or evicted (``pinned=False``: unpin)."""
         with self._write_lock:
-            return self._editor.set_pinned(ns, id, True)
+            return self._editor.set_pinned(v.namespace(namespace), id, pinned)
 
     def unpin(self, id: str, *, namespace: str) -> Memory:
-        ns = v.namespace(namespace)
-        with self._write_lock:
-            return self._editor.set_pinned(ns, id, False)
+        return self.pin(id, namespace=namespace, pinned=False)
 
     def restore(self, id: str, *, namespace: str) -> Memory:
         """Bring an expired or archived memory back to active (its decay age restarts)."""
@@ -245,12 +245,7 @@ class GraphMemory:
 
     def report(self, run_id: str, format: str = "json") -> str:
         """A run's report as ``json``, ``md`` or a self-contained ``html`` page with plots."""
-        from graphmem.consolidation.report import render
-
-        data = self.run(run_id)
-        if format not in ("json", "md", "html"):
-            raise ValidationError(f"unknown report format {format!r}: json, md or html")
-        return render(data["report"], format)
+        return reads.run_report(self.core, run_id, format)
 
     # -- reads ----------------------------------------------------------------------------
     def get(self, id: str, *, namespace: str) -> Memory:
@@ -272,18 +267,22 @@ class GraphMemory:
                  min_similarity: float | None = None, strategy: str | None = None,
                  depth: int | None = None,
                  filters: Mapping[str, Any] | None = None,
-                 include_archived: bool | None = None,
-                 record_access: bool = True) -> list[RetrievalResult]:
+                 include_archived: bool | None = None, record_access: bool = True,
+                 since: Any = None, until: Any = None, as_of: Any = None
+                 ) -> list[RetrievalResult]:
         """The full pipeline: seeds, walk, rerank (see ``graphmem.engine.retrieval``).
 
+        ``filters``: source, session_id, topic, kind, type (one or a list), metadata
+        (equality), since / until (event time, as the keywords). ``as_of``: only what was
+        known and valid then; without it, memories no longer valid rank lower.
         ``include_archived`` (default: only with ``strategy="comprehensive"``) also reaches
-        archived memories through the summaries that stand for them (path ``summary
-        -[SUMMARIZES]-> member``). ``record_access`` counts the results as accessed (agents);
-        operators' reads pass False and change nothing."""
+        archived memories through the summaries that stand for them. ``record_access``
+        counts the results as accessed (agents); operators' reads pass False."""
         q = self._retriever.query(query, namespace, limit=limit, tiers=tiers,
                                   min_similarity=min_similarity, strategy=strategy,
                                   depth=depth, filters=filters,
-                                  include_archived=include_archived)
+                                  include_archived=include_archived, since=since,
+                                  until=until, as_of=as_of)
         return self._retriever.retrieve(q, touch=record_access)
 
     def search_index(self, query: str, *, namespace: str, limit: int = 10,
@@ -309,7 +308,7 @@ class GraphMemory:
         ns = v.namespace(namespace)
         return namespace_stats(self.backend, ns, self.clock(), self.config,
                                queries=self._retriever.queries[ns],
-                               hits=self._retriever.hits[ns])
+                               hits=self._retriever.hits[ns]) | self.activity(namespace=ns)
 
     def namespaces(self) -> list[str]:
         return self.backend.namespaces()

@@ -107,6 +107,11 @@ class StoreCollector:
                                     labels=[*ns_label, "kind", "from_tier", "to_tier"])
         runs = GaugeMetricFamily("graphmem_consolidation_runs", "consolidation runs by status",
                                  labels=["status"])
+        capture = CounterMetricFamily("graphmem_capture_events", "tool events by outcome "
+                                      "(this process)", labels=[*ns_label, "outcome"])
+        cache = CounterMetricFamily("graphmem_cache_requests", "hot-cache lookups by outcome "
+                                    "(this process)", labels=[*ns_label, "outcome"])
+        agent_total: dict[tuple[str, ...], float] = {}
         mem = self.get()
         if mem is not None:
             size_total: dict[tuple[str, ...], float] = {}
@@ -119,12 +124,25 @@ class StoreCollector:
                 for kind, a, b, total, _recent in mem.transition_counts(namespace=ns):
                     key = (*prefix, kind, a.value, b.value)
                     move_total[key] = move_total.get(key, 0) + total
+                seen = mem.activity(namespace=ns)
+                for family, outcome, n in (
+                        ("capture", "captured", seen["capture"]["captured"]),
+                        ("capture", "skipped", seen["capture"]["skipped"]),
+                        ("capture", "dropped", seen["capture"]["dropped"]),
+                        ("cache", "hit", seen["cache"]["hits"]),
+                        ("cache", "miss", seen["cache"]["misses"])):
+                    key = (family, *prefix, outcome)
+                    agent_total[key] = agent_total.get(key, 0) + n
             for key, value in size_total.items():
                 sizes.add_metric(list(key), value)
             for key, value in move_total.items():
                 moves.add_metric(list(key), value)
             for run_status, count in mem.run_counts().items():
                 runs.add_metric([run_status], count)
+            for (family, *labels), value in agent_total.items():
+                (capture if family == "capture" else cache).add_metric(labels, value)
         yield sizes
         yield moves
         yield runs
+        yield capture
+        yield cache

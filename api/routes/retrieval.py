@@ -19,7 +19,7 @@ def _options(body: s.SearchIn) -> dict[str, Any]:
             "strategy": body.strategy, "depth": body.depth,
             "filters": (body.filters.model_dump(exclude_none=True)
                         if body.filters is not None else None),
-            "include_archived": body.include_archived}
+            "include_archived": body.include_archived, "as_of": body.as_of}
 
 
 @router.post("/v1/search", response_model=list[s.ResultOut])

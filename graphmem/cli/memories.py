@@ -29,8 +29,10 @@ from graphmem.memory import GraphMemory
 @ns_option
 @json_option
 @click.argument("content")
-@click.option("--importance", type=float, default=0.5, show_default=True)
+@click.option("--importance", type=float, default=None,
+              help="default: the type's (0.5 for an observation)")
 @click.option("--tier", type=click.Choice(["fast", "medium", "slow", "glacial"]))
+@click.option("--type", "type_", default=None, help="memory type (default observation)")
 @click.option("--session", "session_id", help="session / episode id (adds FOLLOWS edges)")
 @click.option("--source", help="who said it (speaker / agent)")
 @click.option("--topic")
@@ -38,8 +40,9 @@ from graphmem.memory import GraphMemory
 @click.option("--relate", "relations", multiple=True, metavar="TYPE:ID",
               help="relation from the new memory, e.g. CAUSES:<id>; repeatable")
 @handles_errors
-def store(data: Location, namespace: str, as_json: bool, content: str, importance: float,
-          tier: str | None, session_id: str | None, source: str | None, topic: str | None,
+def store(data: Location, namespace: str, as_json: bool, content: str,
+          importance: float | None, tier: str | None, type_: str | None,
+          session_id: str | None, source: str | None, topic: str | None,
           meta: tuple[str, ...], relations: tuple[str, ...]) -> None:
     """Store one memory."""
     metadata = {}
@@ -57,7 +60,7 @@ def store(data: Location, namespace: str, as_json: bool, content: str, importanc
     with data.open() as mem:
         m = mem.store(content, namespace=namespace, importance=importance, tier=tier,
                       session_id=session_id, source=source, topic=topic, metadata=metadata,
-                      relations=rels)
+                      relations=rels, type=type_)
     if as_json:
         _echo_json(m.to_dict())
     else:

@@ -4,8 +4,9 @@ analyser, the configuration and the clock. Nothing in it does I/O on constructio
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from graphmem.config import GraphMemConfig
@@ -14,7 +15,7 @@ from graphmem.errors import NotFoundError
 from graphmem.models import Memory
 from graphmem.rules import validation as v
 from graphmem.rules.text import Analyzer
-from graphmem.store.base import MemoryStore
+from graphmem.store.base import MemoryStore, WriteBatch
 
 Clock = Callable[[], datetime]
 
@@ -39,6 +40,18 @@ class Core:
     analyzer: Analyzer
     config: GraphMemConfig
     clock: Clock
+    #: namespace -> writes this process applied through ``apply`` (the hot cache's key:
+    #: a cached answer is served only while its namespace's count is unchanged)
+    generation: Counter[str] = field(default_factory=Counter, compare=False)
+
+    def apply(self, batch: WriteBatch) -> None:
+        """Apply a write batch (``store.apply``) and invalidate the namespace's cached
+        answers. Access bookkeeping alone writes through the store directly: it changes no
+        answer's membership."""
+        try:
+            self.store.apply(batch)
+        finally:
+            self.generation[batch.namespace] += 1
 
     def require(self, ns: str, ids: Sequence[str], *,
                 embeddings: bool = False) -> dict[str, Memory]:

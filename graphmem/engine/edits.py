@@ -26,6 +26,10 @@ from graphmem.rules import validation as v
 from graphmem.rules.text import content_hash
 from graphmem.store.base import WriteBatch
 
+#: the fields an update records in the memory's history when they change
+_TRACKED = ("content", "importance", "tier", "metadata", "source", "topic", "type",
+            "valid_from", "valid_until")
+
 
 class Editor:
     """Changes to memories that already exist (``Writer`` adds new ones).
@@ -55,7 +59,7 @@ class Editor:
             raise InvalidRelationError("a memory cannot relate to itself")
         rel = Relation(source_id, target_id, rtype, ns, score, self.core.clock(),
                        EdgeSource.EXPLICIT)
-        self.core.store.apply(WriteBatch(ns, edges=[rel]))
+        self.core.apply(WriteBatch(ns, edges=[rel]))
         return rel
 
     def unrelate(self, ns: str, source_id: str, target_id: str,
@@ -65,7 +69,7 @@ class Editor:
         if not any(e.source_id == source_id and e.target_id == target_id for e in edges):
             raise NotFoundError(f"no {rtype.value} relation from {source_id!r} to "
                                 f"{target_id!r} in namespace {ns!r}")
-        self.core.store.apply(WriteBatch(ns, delete_edges=[(source_id, target_id, rtype)]))
+        self.core.apply(WriteBatch(ns, delete_edges=[(source_id, target_id, rtype)]))
 
     def relations(self, ns: str, id: str, types: Collection[RelationType | str] | None,
                   depth: int = 1, max_nodes: int = 100) -> list[Relation]:
@@ -82,11 +86,16 @@ class Editor:
 
     def update(self, ns: str, id: str, *, content: str | None, importance: float | None,
                tier: Tier | str | None, metadata: Mapping[str, Any] | None,
-               source: str | None, topic: str | None) -> Memory:
-        """New content is re-embedded and re-indexed, its links refreshed."""
+               source: str | None, topic: str | None, **more: Any) -> Memory:
+        """New content is re-embedded and re-indexed, its links refreshed; ``more`` may set
+        ``type``, ``valid_from``, ``valid_until``. The change is recorded (an ``update``
+        transition listing the fields, with the prior content when it changed: ``history``)."""
         core, wc = self.core, self.core.config.write
         m = core.require(ns, [id], embeddings=True)[id]
+        before = m.copy()
         batch = WriteBatch(ns)
+        if set(more) - {"type", "valid_from", "valid_until"}:
+            raise ValidationError(f"unknown field(s): {', '.join(sorted(more))}")
         if importance is not None:
             m.base_importance = m.importance = v.importance(importance)
         if tier is not None:
@@ -97,6 +106,12 @@ class Editor:
             m.source = v.optional_text(source, "source")
         if topic is not None:
             m.topic = v.optional_text(topic, "topic")
+        if more.get("type") is not None:
+            m.type = v.memory_type(more["type"])
+        for name in ("valid_from", "valid_until"):
+            if more.get(name) is not None:
+                setattr(m, name, v.timestamp(more[name]))
+        v.validity(m.valid_from or m.created_at, m.valid_until)
         records = {m.id: m}
         if content is not None and content != m.content:
             m.content = v.content(content, wc)
@@ -106,8 +121,14 @@ class Editor:
                 m.content, m.created_at if wc.date_in_keywords else None)
             self._relink_after_change(ns, m, records, batch)
         m.updated_at = core.clock()
+        changed = [f for f in _TRACKED if getattr(m, f) != getattr(before, f)]
+        if changed:
+            batch.transitions.append(Transition(
+                id, TransitionKind.UPDATE, before.tier, m.tier, "changed " + ", ".join(changed),
+                m.updated_at, m.status, m.status,
+                before.content if m.content != before.content else None))
         batch.memories.extend(records.values())
-        core.store.apply(batch)
+        core.apply(batch)
         m.embedding = m.context_embedding = None
         return m
 
@@ -125,7 +146,7 @@ class Editor:
             records = core.store.get_memories(ns, list(changed), embeddings=True)
             self.writer.refresh_context(ns, records, changed)
             batch.memories.extend(records.values())
-        core.store.apply(batch)
+        core.apply(batch)
 
     def feedback(self, ns: str, id: str, *, useful: bool | None, outcome: str | None,
                  predicted_relevance: float | None) -> Memory:
@@ -166,13 +187,13 @@ class Editor:
             fields.update(promoted[0])
             batch.transitions.append(promoted[1])
         batch.patches.append((m.id, fields))
-        core.store.apply(batch)
+        core.apply(batch)
         return m
 
     def set_pinned(self, ns: str, id: str, pinned: bool) -> Memory:
         m = self.core.require(ns, [id])[id]
         m.pinned = pinned
-        self.core.store.apply(WriteBatch(ns, patches=[(id, {"pinned": pinned,
+        self.core.apply(WriteBatch(ns, patches=[(id, {"pinned": pinned,
                                                             "updated_at": self.core.clock()})]))
         return m
 
@@ -185,7 +206,7 @@ class Editor:
         t = Transition(id, TransitionKind.RESTORE, m.tier, m.tier,
                        f"restored from {m.status.value}", now, m.status, Status.ACTIVE)
         m.status, m.last_accessed_at, m.reinforced_at = Status.ACTIVE, now, now
-        self.core.store.apply(WriteBatch(ns, patches=[(id, {
+        self.core.apply(WriteBatch(ns, patches=[(id, {
             "status": Status.ACTIVE, "last_accessed_at": now, "reinforced_at": now,
             "updated_at": now})], transitions=[t]))
         return m

@@ -21,6 +21,11 @@ from graphmem.store.base import WriteBatch
 log = logging.getLogger(__name__)
 
 
+#: the transitions a maintenance run makes (restore, update and supersede come from users)
+_MAINTENANCE_KINDS = (TransitionKind.PROMOTION, TransitionKind.DEMOTION, TransitionKind.EXPIRY,
+                     TransitionKind.EVICTION)
+
+
 @dataclass(slots=True)
 class MaintenanceReport:
     """What one maintenance run did (or, dry, would do): importance updates and tier
@@ -47,8 +52,7 @@ class MaintenanceReport:
 
     def counts(self) -> dict[str, int]:
         c = Counter(t.kind.value for t in self.transitions)
-        return {k.value: c.get(k.value, 0) for k in TransitionKind if k is not
-                TransitionKind.RESTORE}
+        return {k.value: c.get(k.value, 0) for k in _MAINTENANCE_KINDS}
 
     @property
     def changed(self) -> bool:
@@ -79,6 +83,7 @@ class Maintainer:
     """
 
     def __init__(self, core: Core, lock: AbstractContextManager[Any] | None = None) -> None:
+        self.core = core
         self.store = core.store
         self.config = core.config
         self.clock = core.clock
@@ -158,7 +163,7 @@ class Maintainer:
                                                           m.id in covered))
         report.transitions.extend(batch.transitions)
         if batch and not dry_run:
-            self.store.apply(batch)
+            self.core.apply(batch)
         return True
 
     def _evict(self, ns: str, now: datetime, dry_run: bool, report: MaintenanceReport,
@@ -180,4 +185,4 @@ class Maintainer:
                 report.transitions.extend(batch.transitions)
                 if not dry_run:
                     with self.lock:
-                        self.store.apply(batch)
+                        self.core.apply(batch)

@@ -68,6 +68,16 @@ def run_record(core: Core, run_id: str) -> dict[str, Any]:
     return data
 
 
+def run_report(core: Core, run_id: str, format: str) -> str:
+    """A run's report as ``json``, ``md`` or a self-contained ``html`` page with plots."""
+    from graphmem.consolidation.report import render
+
+    data = run_record(core, run_id)
+    if format not in ("json", "md", "html"):
+        raise ValidationError(f"unknown report format {format!r}: json, md or html")
+    return render(data["report"], format)
+
+
 def transitions(core: Core, ns: str, id: str | None, limit: int,
                 since: datetime | None) -> list[Transition]:
     """One memory's transitions (oldest first), or the namespace's latest (newest first)."""

@@ -134,7 +134,7 @@ def import_records(core: Core, lock: AbstractContextManager[Any],
                     if end not in ids:
                         ids.add(end)
                         core.require(ns, [end])
-            core.store.apply(pending)
+            core.apply(pending)
         counts[0] += len(pending.memories)
         counts[1] += len(pending.edges)
         if progress:

@@ -29,6 +29,7 @@ import numpy as np
 
 from graphmem.engine.access import AccessLog
 from graphmem.engine.core import Core
+from graphmem.engine.hot_cache import HotCache
 from graphmem.engine.threads import single_threaded_blas
 from graphmem.engine.walk import bounded_walk, personalised_pagerank, propagate
 from graphmem.errors import ValidationError
@@ -53,6 +54,10 @@ _TERMS_MEMO = 100_000
 
 Clock = Callable[[], datetime]
 STRATEGIES = ("weighted", "fast_first", "comprehensive")
+#: what ``filters`` may hold: equality on fields, ``type`` (one or a list), event time
+#: ``since`` (at or after) / ``until`` (before)
+FILTERS = frozenset({"source", "session_id", "topic", "kind", "metadata", "type", "since",
+                     "until"})
 
 
 @dataclass(slots=True, frozen=True)
@@ -81,6 +86,15 @@ class Query:
     filters: Mapping[str, Any]
     #: reach archived memories through the summaries that stand for them (ADR 0006)
     include_archived: bool = False
+    #: only what was known and valid at this time (validity, ADR 0013); None: now, where
+    #: memories no longer valid still rank, below by ``invalid_factor``
+    as_of: datetime | None = None
+
+    def key(self) -> tuple[Any, ...]:
+        """Everything that decides the answer (the hot cache's key)."""
+        filters = tuple(sorted((k, repr(v)) for k, v in self.filters.items()))
+        return (self.namespace, self.text, self.limit, self.tiers, self.min_similarity,
+                self.strategy, self.depth, filters, self.include_archived, self.as_of)
 
 
 class Retriever:
@@ -113,6 +127,7 @@ class Retriever:
         #: analysed keyword field -> its terms: the same candidates come back query after
         #: query, and splitting a thousand fields was an eighth of a retrieval at 10k
         self._terms: dict[str, tuple[str, ...]] = {}
+        self.cache = HotCache(core.config.cache, core.clock)
 
     def _split(self, field: str) -> tuple[str, ...]:
         terms = self._terms.get(field)
@@ -126,7 +141,8 @@ class Retriever:
               tiers: Collection[Tier | str] | None = None, min_similarity: float | None = None,
               strategy: str | None = None, depth: int | None = None,
               filters: Mapping[str, Any] | None = None,
-              include_archived: bool | None = None) -> Query:
+              include_archived: bool | None = None, as_of: Any = None,
+              since: Any = None, until: Any = None) -> Query:
         rc = self.config.retrieval
         if not isinstance(text, str) or not text.strip():
             raise ValidationError("query is empty")
@@ -142,8 +158,9 @@ class Retriever:
         tier_list = None if tiers is None else tuple(t for t in (v.tier(x) for x in tiers) if t)
         if tier_list is not None and not tier_list:
             raise ValidationError("tiers is empty")
-        filters = dict(filters or {})
-        unknown = set(filters) - {"source", "session_id", "topic", "kind", "metadata"}
+        given = {k: x for k, x in (("since", since), ("until", until)) if x is not None}
+        filters = {k: x for k, x in {**dict(filters or {}), **given}.items() if x is not None}
+        unknown = set(filters) - FILTERS
         if unknown:
             raise ValidationError(f"unknown filter(s): {', '.join(sorted(unknown))}")
         for name in ("source", "session_id", "topic", "kind"):
@@ -151,6 +168,11 @@ class Retriever:
                 v.optional_text(filters[name], f"filter {name!r}")
         if "metadata" in filters:
             filters["metadata"] = v.metadata(filters["metadata"], self.config.write)
+        if "type" in filters:
+            filters["type"] = v.types(filters["type"])
+        for name in ("since", "until"):
+            if name in filters:
+                filters[name] = v.timestamp(filters[name])
         return Query(
             text=text, namespace=v.namespace(namespace),
             limit=v.bounded(limit, "limit", 1, rc.max_limit), tiers=tier_list,
@@ -159,21 +181,27 @@ class Retriever:
             filters=filters,
             include_archived=(strategy == "comprehensive" if include_archived is None
                               else bool(include_archived)),
+            as_of=v.timestamp(as_of),
         )
 
     def retrieve(self, q: Query, *, touch: bool = True) -> list[RetrievalResult]:
         """Run the pipeline; ``touch`` records the access of every result (agents' searches;
         operators' reads pass False and change nothing)."""
-        vec = self.embedder.embed([q.text])[0]
-        with single_threaded_blas():
-            if q.strategy == "fast_first":
-                results = self._fall_through(q, vec)
-            else:
-                results = self._rank(q, vec)[: q.limit]
-            self._flag_disputes(q.namespace, results)
+        generation = self.core.generation[q.namespace]
+        results = self.cache.get(q.namespace, q.key(), generation)
+        if results is None:
+            vec = self.cache.embedding(q.text, lambda t: self.embedder.embed([t])[0])
+            with single_threaded_blas():
+                if q.strategy == "fast_first":
+                    results = self._fall_through(q, vec)
+                else:
+                    results = self._rank(q, vec)[: q.limit]
+                self._flag_disputes(q.namespace, results)
             for r in results:
                 r.memory.embedding = None
                 r.memory.context_embedding = None
+            self.cache.put(q.namespace, q.key(), generation, results)
+        with single_threaded_blas():
             if touch and results:
                 self._bookkeeping(q.namespace, results)
         self.queries[q.namespace] += 1
@@ -204,9 +232,10 @@ class Retriever:
         terms = self.analyzer.query_terms(q.text)
         statuses = (tuple(Status) if q.include_archived else (Status.ACTIVE,))
 
-        # 2. seeds
-        dense = self.store.vector_topk(ns, vec, rc.vector_k, tiers=q.tiers, statuses=statuses)
-        context = self.store.vector_topk(ns, vec, rc.vector_k, field="context", tiers=q.tiers,
+        # 2. seeds (more of them when filters will drop some)
+        vector_k = rc.vector_k * (rc.filtered_widen if q.filters or q.as_of else 1)
+        dense = self.store.vector_topk(ns, vec, vector_k, tiers=q.tiers, statuses=statuses)
+        context = self.store.vector_topk(ns, vec, vector_k, field="context", tiers=q.tiers,
                                          statuses=statuses)
         stats = self.store.keyword_stats(ns, terms) if terms else None
         seed_terms = self._seed_terms(terms, stats)
@@ -274,6 +303,9 @@ class Retriever:
                 "source": 1.0 if m.source is not None and m.source == source else 0.0,
             }
             score = scoring.score(terms_i, w)
+            if q.as_of is None and not m.valid_at(now):  # superseded or not yet valid
+                score *= rc.invalid_factor
+                terms_i["invalid"] = 1.0
             if i in lineage:  # an archived memory, reached through its summary
                 path = WalkPath(nodes=(lineage[i], i),
                                 steps=(PathStep(RelationType.SUMMARIZES, True),))
@@ -319,6 +351,13 @@ class Retriever:
             if name in f and getattr(m, name) != f[name]:
                 return False
         if "kind" in f and m.kind.value != f["kind"]:
+            return False
+        if "type" in f and m.type not in f["type"]:
+            return False
+        if ("since" in f and m.created_at < f["since"]) or (
+                "until" in f and m.created_at >= f["until"]):
+            return False
+        if q.as_of is not None and (m.created_at > q.as_of or not m.valid_at(q.as_of)):
             return False
         meta = f.get("metadata") or {}
         return all(m.metadata.get(k) == val for k, val in meta.items())

@@ -70,8 +70,9 @@ def plan_session(order: Sequence[str], existing_follows: Sequence[tuple[str, str
 
 
 def _merge_into(memory: Memory, spec: MemoryInput) -> None:
-    memory.base_importance = max(memory.base_importance, float(spec.importance))
-    memory.importance = max(memory.importance, float(spec.importance))
+    importance = float(spec.importance or 0.0)
+    memory.base_importance = max(memory.base_importance, importance)
+    memory.importance = max(memory.importance, importance)
     memory.metadata = {**memory.metadata, **(spec.metadata or {})}
     memory.pinned = memory.pinned or spec.pinned
 
@@ -174,7 +175,7 @@ class Writer:
                 batch.edges.append(Relation(src, dst, RelationType(r.type), ns, r.score, now,
                                             EdgeSource.EXPLICIT))
         batch.memories.extend(records.values())
-        self.store.apply(batch)
+        self.core.apply(batch)
         return [it.memory for it in items if it.memory is not None]
 
     def refresh_context(self, ns: str, records: dict[str, Memory],
@@ -214,8 +215,16 @@ class Writer:
     def _validate(self, spec: MemoryInput) -> _Item:
         wc = self.config.write
         spec.content = v.content(spec.content, wc)
+        spec.type = v.memory_type("observation" if spec.type is None else spec.type)
+        default = self.config.types.defaults.get(spec.type)
+        if spec.importance is None:
+            spec.importance = (default.importance if default and default.importance is not None
+                               else 0.5)
         spec.importance = v.importance(spec.importance)
-        spec.tier = v.tier(spec.tier)
+        spec.tier = v.tier(spec.tier) or (default.tier if default else None)
+        spec.valid_from = v.timestamp(spec.valid_from)
+        spec.valid_until = v.timestamp(spec.valid_until)
+        v.validity(spec.valid_from or spec.created_at, spec.valid_until)
         spec.metadata = v.metadata(spec.metadata, wc)
         spec.created_at = v.timestamp(spec.created_at)
         spec.session_id = v.optional_text(spec.session_id, "session_id")
@@ -231,14 +240,16 @@ class Writer:
     def _new_memory(self, ns: str, it: _Item, now: datetime) -> Memory:
         s = it.spec
         created = s.created_at or now
-        tier = s.tier or tier_for_importance(s.importance, self.config.tiers)
+        importance = float(s.importance)  # type: ignore[arg-type]  # validated
+        tier = s.tier or tier_for_importance(importance, self.config.tiers)
         return Memory(
             id=s.id or str(uuid.uuid4()), namespace=ns, content=s.content, tier=tier,  # type: ignore[arg-type]
-            base_importance=s.importance, importance=s.importance, pinned=s.pinned,
+            base_importance=importance, importance=importance, pinned=s.pinned,
             created_at=created, updated_at=now, last_accessed_at=now, stored_at=now,
             reinforced_at=now, source=s.source,
             topic=s.topic, session_id=s.session_id, metadata=s.metadata or {},
-            status=Status.ACTIVE, content_hash=it.hash,
+            status=Status.ACTIVE, content_hash=it.hash, type=s.type or "observation",
+            valid_from=s.valid_from, valid_until=s.valid_until,
             keywords=self.analyzer.index_text(
                 s.content, created if self.config.write.date_in_keywords else None),
         )

@@ -27,6 +27,8 @@ _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 #: encoded as UTF-8, so exports and some backends fail on them)
 _BAD_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 _SCALARS = (str, int, float, bool, type(None))
+#: a memory type: a lower-case word (the vocabulary is open; ``models.TYPES`` are the defaults)
+TYPE_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
 
 def clean_text(value: str, name: str) -> str:
@@ -88,6 +90,36 @@ def tier(value: Any) -> Tier | None:
         raise ValidationError(
             f"unknown tier {value!r}: one of {', '.join(t.value for t in Tier)}"
         ) from None
+
+
+def memory_type(value: Any) -> str:
+    """A memory type: 1-40 characters of a-z, 0-9 and _, starting with a letter.
+
+    Example:
+        >>> memory_type("tool_usage")
+        'tool_usage'
+    """
+    if not isinstance(value, str) or not TYPE_PATTERN.fullmatch(value):
+        raise ValidationError(f"invalid memory type {value!r}: 1-40 characters of a-z, 0-9 "
+                              "and _ starting with a letter (e.g. observation, decision)")
+    return value
+
+
+def types(value: Any) -> tuple[str, ...]:
+    """One type or a list of them (a filter)."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list | tuple | set | frozenset) or not items:
+        raise ValidationError("filter 'type' must be a type or a non-empty list of types")
+    return tuple(memory_type(t) for t in items)
+
+
+#: a validity period that ends before it starts
+INVALID_VALIDITY = "valid_until must be after valid_from"
+
+
+def validity(start: datetime | None, end: datetime | None) -> None:
+    if start is not None and end is not None and end <= start:
+        raise ValidationError(INVALID_VALIDITY)
 
 
 def relation_type(value: Any, *, caller: bool = True) -> RelationType:

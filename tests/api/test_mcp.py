@@ -79,6 +79,50 @@ def test_tools_in_process(tmp_path: Path) -> None:
         assert mem.stats(namespace="other")["memories"] == 0
 
 
+def test_agent_tools_in_process(tmp_path: Path) -> None:
+    """Types, listing, history, supersede, tool capture, consensus / dissent and streams."""
+    with GraphMemory.open(tmp_path, clock=Clock(), embedder=FakeEmbedder()) as mem:
+        server = build_server(mem, ["agent"])
+
+        async def go() -> None:
+            async with Client(server) as client:
+                names = {t.name for t in (await client.list_tools()).tools}
+                assert names >= {"list_memories", "history", "supersede", "capture_tool",
+                                 "record_consensus", "record_dissent", "find_similar",
+                                 "stream"}
+
+                async def call(name: str, **args: Any) -> Any:
+                    return _payload(await client.call_tool(name, {"namespace": "agent"}
+                                                           | args))
+
+                d = await call("remember", content="we ship on tuesdays", type="decision")
+                assert (d["type"], d["importance"]) == ("decision", 0.7)
+                page = await call("list_memories", type="decision")
+                assert [m["id"] for m in page["items"]] == [d["id"]]
+                new = await call("remember", content="we ship on wednesdays now")
+                closed = await call("supersede", old_id=d["id"], new_id=new["id"])
+                assert closed["superseded_by"] == new["id"]
+                steps = await call("history", id=d["id"])
+                assert [s["event"] for s in steps] == ["created", "supersede"]
+                cap = await call("capture_tool", agent="coder", tool="Bash", input="ls",
+                                 output="a", ok=True)
+                assert cap["captured"] and cap["memory"]["tier"] == "fast"
+                flow = await call("stream", agent="coder")
+                assert [m["id"] for m in flow["items"]] == [cap["memory"]["id"]]
+                c = await call("record_consensus", topic="ship day", conclusion="wednesday",
+                               participants=["a", "b"])
+                x = await call("record_dissent", topic="ship day", agent="c",
+                               position="friday", against=c["id"])
+                found = await call("find_similar", topic="ship day")
+                assert found[0]["consensus"]["id"] == c["id"]
+                assert [m["id"] for m in found[0]["dissent"]] == [x["id"]]
+                bad = await client.call_tool("list_memories", {"namespace": "agent",
+                                                               "cursor": "nonsense"})
+                assert bad.is_error and "cursor" in _text(bad)
+
+        asyncio.run(go())
+
+
 def test_stdio_server(tmp_path: Path) -> None:
     from mcp import StdioServerParameters
 

@@ -22,6 +22,8 @@ from graphmem import GraphMemory
 from graphmem.api.app import create_app
 from graphmem.api.keys import KeyStore
 from graphmem.api.settings import Settings
+from graphmem.engine.agents import INVALID_CURSOR, SELF_SUPERSEDE, UNCONFIRMED_DELETE
+from graphmem.rules.validation import INVALID_VALIDITY
 from tests.conftest import Clock, FakeEmbedder
 
 _DIR = Path(tempfile.mkdtemp(prefix="graphmem-schemathesis-"))
@@ -33,9 +35,13 @@ _KEY = KeyStore(_DIR / "keys.db").create(["*"], "admin")[1]
 schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
 
 
-#: the one rule of validation that JSON Schema cannot state (documented on the relation
-#: fields): a memory never relates to itself
-SEMANTIC = {("invalid_relation", "a memory cannot relate to itself")}
+#: the rules of validation that JSON Schema cannot state (documented on the fields): a
+#: memory never relates to itself; a listing cursor is opaque, valid only as handed out; a
+#: validity period ends after it starts; delete_all's confirm repeats the namespace;
+#: a memory does not supersede itself
+SEMANTIC = {("invalid_relation", "a memory cannot relate to itself"),
+            ("invalid_input", INVALID_CURSOR), ("invalid_input", INVALID_VALIDITY),
+            ("invalid_input", UNCONFIRMED_DELETE), ("invalid_input", SELF_SUPERSEDE)}
 
 
 def schema_valid_is_accepted(ctx: Any, response: Any, case: schemathesis.Case) -> bool | None:

@@ -103,3 +103,34 @@ def test_cli_refuses_a_store_that_is_not_there_and_creates_nothing(tmp_path: Pat
     assert "found the graphmem store" in gm("init", "--data", str(typo)).stdout
     hits = json.loads(gm("search", "--data", str(typo), "-n", "a", "--json", "memory").stdout)
     assert [h["memory"]["content"] for h in hits] == ["a memory"]
+
+
+def test_cli_what_agents_remember(tmp_path: Path) -> None:
+    data = str(tmp_path / "data")
+    base = ("--data", data, "-n", "team", "--json")
+    d = json.loads(gm("store", "--create", *base, "--type", "decision",
+                      "We ship on Tuesdays").stdout)
+    assert (d["type"], d["tier"], d["importance"]) == ("decision", "medium", 0.7)
+    c = json.loads(gm("consensus", *base, "database for the ledger", "use Postgres",
+                      "--participant", "claude", "--participant", "gpt").stdout)
+    x = json.loads(gm("dissent", *base, "database for the ledger", "gemini",
+                      "a document store fits better", "--against", c["id"]).stdout)
+    found = json.loads(gm("similar", *base, "which datastore should hold the ledger").stdout)
+    assert found[0]["consensus"]["id"] == c["id"]
+    assert [m["id"] for m in found[0]["dissent"]] == [x["id"]]
+    cap = json.loads(gm("capture", *base, "--agent", "coder", "--tool", "Bash",
+                        "--input", "make test", "--output", "2 failed", "--failed").stdout)
+    assert cap["captured"] and cap["memory"]["tier"] == "fast"
+    page = json.loads(gm("list", *base, "--type", "decision", "--type", "tool_usage",
+                         "--limit", "1").stdout)
+    assert len(page["items"]) == 1 and page["next_cursor"]
+    rest = json.loads(gm("list", *base, "--type", "decision", "--type", "tool_usage",
+                         "--cursor", page["next_cursor"]).stdout)
+    assert {m["id"] for m in page["items"] + rest["items"]} == {d["id"], cap["memory"]["id"]}
+    out = gm("supersede", "--data", data, "-n", "team", d["id"], cap["memory"]["id"])
+    assert "superseded by" in out.stdout
+    hist = json.loads(gm("history", *base, d["id"]).stdout)
+    assert [h["event"] for h in hist] == ["created", "supersede"]
+    bad = gm("delete-all", *base, "--confirm", "nope", ok=False)
+    assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
+    assert json.loads(gm("delete-all", *base, "--confirm", "team").stdout) == {"deleted": 4}

@@ -99,6 +99,6 @@ def test_filters_of_the_wrong_shape_are_refused(mem: GraphMemory) -> None:
 
 def test_timestamps_out_of_range_in_utc_are_refused(mem: GraphMemory) -> None:
     with pytest.raises(ValidationError, match="out of range"):
-        mem.store("x", namespace="A", created_at="0001-01-01T00:30:00+01:00")  # type: ignore[arg-type]
+        mem.store("x", namespace="A", created_at="0001-01-01T00:30:00+01:00")
     with pytest.raises(NotFoundError):
         mem.get("missing", namespace="A")

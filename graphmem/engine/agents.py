@@ -1,0 +1,402 @@
+"""What agents remember (ADR 0013): listing and history, validity in time, consensus and
+dissent, per-agent streams and their summaries, tool-usage capture.
+
+``AgentMethods`` is the agent-facing half of the facade, mixed into ``GraphMemory`` (which
+holds the core, the write lock and the parts); ``CaptureGate`` decides which tool events are
+kept."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import threading
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from graphmem.config import CaptureConfig
+from graphmem.errors import ConflictError, ValidationError
+from graphmem.models import (
+    ConsensusRecord,
+    EdgeSource,
+    HistoryEntry,
+    Memory,
+    MemoryInput,
+    MemoryPage,
+    Relation,
+    RelationSpec,
+    RelationType,
+    Status,
+    StreamSummary,
+    Transition,
+    TransitionKind,
+)
+from graphmem.rules import validation as v
+from graphmem.store.base import SORT_FIELDS, ListSpec, WriteBatch
+
+if TYPE_CHECKING:
+    from graphmem.engine.core import Core
+    from graphmem.engine.retrieval import Retriever
+
+log = logging.getLogger(__name__)
+
+
+class CaptureGate:
+    """Which tool events are kept: the configured allow / skip lists, then at most
+    ``max_per_minute`` per agent (a sliding minute). Everything it turns away is counted.
+
+    Example:
+        >>> from datetime import UTC, datetime
+        >>> gate = CaptureGate(CaptureConfig(max_per_minute=1, skip_tools=("Read",)))
+        >>> now = datetime(2026, 1, 1, tzinfo=UTC)
+        >>> [gate.admit("ops", "a", t, now) for t in ("Bash", "Read", "Bash")]
+        [None, 'skipped', 'over_cap']
+    """
+
+    def __init__(self, config: CaptureConfig) -> None:
+        self.config = config
+        self._recent: dict[tuple[str, str], deque[datetime]] = {}
+        self._lock = threading.Lock()
+        #: namespace -> events kept / skipped by the lists / dropped over the cap
+        self.captured: Counter[str] = Counter()
+        self.skipped: Counter[str] = Counter()
+        self.dropped: Counter[str] = Counter()
+
+    def admit(self, ns: str, agent: str, tool: str, now: datetime) -> str | None:
+        """None when the event is to be kept, else why not ("skipped" or "over_cap")."""
+        if not self.config.allows(tool):
+            self.skipped[ns] += 1
+            return "skipped"
+        with self._lock:
+            recent = self._recent.setdefault((ns, agent), deque())
+            while recent and recent[0] <= now - timedelta(minutes=1):
+                recent.popleft()
+            if len(recent) >= self.config.max_per_minute:
+                self.dropped[ns] += 1
+                if self.dropped[ns] == 1 or self.dropped[ns] % 100 == 0:
+                    log.warning("tool capture over %d events per minute for an agent: "
+                                "%d dropped so far", self.config.max_per_minute,
+                                self.dropped[ns])
+                return "over_cap"
+            recent.append(now)
+        self.captured[ns] += 1
+        return None
+
+    def stats(self, ns: str) -> dict[str, int]:
+        return {"captured": self.captured[ns], "skipped": self.skipped[ns],
+                "dropped": self.dropped[ns]}
+
+
+#: delete_all's confirmation must repeat the namespace
+UNCONFIRMED_DELETE = "delete_all needs confirm= the namespace's name"
+#: supersede(old, new) with old == new
+SELF_SUPERSEDE = "a memory cannot supersede itself"
+#: the one message for a cursor this listing did not hand out (opaque: nothing else to say)
+INVALID_CURSOR = "invalid cursor: pass the next_cursor of a page of the same sort and order"
+
+
+def encode_cursor(sort: str, descending: bool, m: Memory) -> str:
+    value = getattr(m, sort)
+    key = value.timestamp() if isinstance(value, datetime) else float(value)
+    raw = json.dumps([sort, descending, key, m.id]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, sort: str, descending: bool) -> tuple[float, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        s, d, key, id_ = json.loads(raw)
+        ok = s == sort and d == descending and isinstance(key, int | float) \
+            and isinstance(id_, str)
+    except (ValueError, TypeError):
+        ok = False
+    if not ok:
+        raise ValidationError(INVALID_CURSOR)
+    return float(key), id_
+
+
+class AgentMethods:
+    """The facade's agent-facing methods (``GraphMemory`` mixes them in).
+
+    Example:
+        >>> import tempfile
+        >>> from graphmem import GraphMemory
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
+        ...     m = mem.store("ships on tuesdays", namespace="ops", type="decision")
+        ...     _ = mem.update(m.id, namespace="ops", content="ships on wednesdays")
+        ...     [step.event for step in mem.history(m.id, namespace="ops")]
+        ['created', 'update']
+    """
+
+    core: Core
+    _retriever: Retriever
+    _write_lock: threading.RLock
+    _capture: CaptureGate
+    store_many: Callable[..., list[Memory]]
+    retrieve: Callable[..., Any]
+
+    def activity(self, *, namespace: str) -> dict[str, Any]:
+        """This process's hot-cache hits / misses and tool events captured / skipped /
+        dropped in the namespace (cheap: for ``/metrics``; ``stats`` includes it)."""
+        ns = v.namespace(namespace)
+        return {"cache": self._retriever.cache.stats(ns), "capture": self._capture.stats(ns)}
+
+    # -- listing and history --------------------------------------------------------------
+    def list_page(self, *, namespace: str, type: str | Sequence[str] | None = None,
+                  source: str | None = None, session_id: str | None = None,
+                  topic: str | None = None, tier: str | None = None,
+                  status: str | None = "active", since: Any = None, until: Any = None,
+                  sort: str = "created_at", order: str = "desc", limit: int = 50,
+                  cursor: str | None = None) -> MemoryPage:
+        """Memories matching every filter given, sorted (``created_at`` - the event time -,
+        ``stored_at``, ``updated_at``, ``last_accessed_at`` or ``importance``; ``asc`` or
+        ``desc``), a page at a time: pass the page's ``next_cursor`` for the next one.
+        ``since`` / ``until``: event time, at or after / before. ``status=None``: all."""
+        ns = v.namespace(namespace)
+        if sort not in SORT_FIELDS:
+            raise ValidationError(f"unknown sort {sort!r}: one of {', '.join(SORT_FIELDS)}")
+        if order not in ("asc", "desc"):
+            raise ValidationError("order must be 'asc' or 'desc'")
+        if status is not None and status not in {s.value for s in Status}:
+            raise ValidationError(f"unknown status {status!r}")
+        tier_ = v.tier(tier)
+        desc = order == "desc"
+        spec = ListSpec(
+            statuses=None if status is None else (Status(status),),
+            tiers=None if tier_ is None else (tier_,),
+            types=None if type is None else v.types(type),
+            source=v.optional_text(source, "source"),
+            session_id=v.optional_text(session_id, "session_id"),
+            topic=v.optional_text(topic, "topic"), since=v.timestamp(since),
+            until=v.timestamp(until), sort=sort, descending=desc,
+            after=None if cursor is None else decode_cursor(cursor, sort, desc),
+            limit=v.bounded(limit, "limit", 1, 1000) + 1)
+        items = self.core.store.list_page(ns, spec)
+        more = len(items) == spec.limit
+        items = items[: spec.limit - 1]
+        return MemoryPage(items, encode_cursor(sort, desc, items[-1]) if more else None)
+
+    def history(self, id: str, *, namespace: str) -> list[HistoryEntry]:
+        """Every version of the memory's content and every change of its fields, tier or
+        status, oldest first, each with its time and reason (from the recorded transitions:
+        an update keeps the content it replaced)."""
+        ns = v.namespace(namespace)
+        m = self.core.require(ns, [id])[id]
+        moves = self.core.store.transitions_of(ns, id)
+        contents = [t.detail for t in moves if t.kind is TransitionKind.UPDATE
+                    and t.detail is not None] + [m.content]
+        out = [HistoryEntry("created", m.stored_at, "stored", contents[0])]
+        version = 0
+        for t in moves:
+            content = None
+            if t.kind is TransitionKind.UPDATE and t.detail is not None:
+                version += 1
+                content = contents[version]
+            out.append(HistoryEntry(t.kind.value, t.at, t.reason, content, t.from_tier,
+                                    t.to_tier, t.from_status, t.to_status))
+        return out
+
+    def delete_all(self, *, namespace: str, confirm: str) -> int:
+        """Hard-delete every memory of the namespace (and its edges and prior contents);
+        ``confirm`` must repeat the namespace. Returns how many were deleted. Batches of
+        1000: an interrupted call deletes the rest when run again."""
+        ns = v.namespace(namespace)
+        if confirm != ns:
+            raise ValidationError(UNCONFIRMED_DELETE)
+        ids = [m.id for page in self.core.store.iter_memories(ns, embeddings=False)
+               for m in page]
+        for i in range(0, len(ids), 1000):
+            with self._write_lock:
+                self.core.apply(WriteBatch(ns, delete_memories=ids[i:i + 1000]))
+        log.info("deleted every memory of a namespace: %d", len(ids))
+        return len(ids)
+
+    # -- validity -------------------------------------------------------------------------
+    def supersede(self, old_id: str, new_id: str, *, namespace: str,
+                  reason: str | None = None) -> Memory:
+        """``new_id`` replaces ``old_id``: the old memory's validity ends where the new one's
+        begins (now, if that is not later than the old one's start), it records
+        ``superseded_by`` and a ``supersede`` transition, the new one REFERENCES it, and a
+        CONTRADICTS edge between the two (a dispute now resolved) is removed."""
+        ns = v.namespace(namespace)
+        reason = v.optional_text(reason, "reason") or f"superseded by {new_id}"
+        with self._write_lock:
+            found = self.core.require(ns, [old_id, new_id])
+            old, new = found[old_id], found[new_id]
+            if old_id == new_id:
+                raise ValidationError(SELF_SUPERSEDE)
+            if old.superseded_by is not None:
+                raise ConflictError(f"memory {old_id!r} is already superseded by "
+                                    f"{old.superseded_by!r}")
+            now = self.core.clock()
+            start = old.valid_from or old.created_at
+            until = new.valid_from or new.created_at
+            until = until if until > start else max(now, start + timedelta(microseconds=1))
+            if old.valid_until is not None:
+                until = min(until, old.valid_until)
+            batch = WriteBatch(ns, patches=[(old_id, {"valid_until": until,
+                                                      "superseded_by": new_id,
+                                                      "updated_at": now})],
+                               transitions=[Transition(old_id, TransitionKind.SUPERSEDE,
+                                                       old.tier, old.tier, reason, now,
+                                                       old.status, old.status)],
+                               edges=[Relation(new_id, old_id, RelationType.REFERENCES, ns,
+                                               None, now, EdgeSource.AUTO)])
+            batch.delete_edges += [e.key for e in self.core.store.edges_of(
+                ns, [old_id], [RelationType.CONTRADICTS]) if {e.source_id, e.target_id}
+                == {old_id, new_id}]
+            self.core.apply(batch)
+        old.valid_until, old.superseded_by, old.updated_at = until, new_id, now
+        return old
+
+    # -- consensus and dissent ------------------------------------------------------------
+    def record_consensus(self, topic: str, conclusion: str, *, namespace: str,
+                         participants: Iterable[str] = (), confidence: float = 0.8,
+                         evidence_ids: Iterable[str] = (),
+                         session_id: str | None = None) -> Memory:
+        """A debate's outcome as a ``consensus`` memory (slow tier by default) that
+        REFERENCES its evidence; participants and confidence in its metadata."""
+        topic_ = _topic(topic)
+        people = [v.optional_text(p, "participant") or "" for p in participants]
+        item = MemoryInput(content=f"Consensus on {topic_}: {conclusion}", type="consensus",
+                           topic=topic_, session_id=session_id,
+                           metadata={"participants": ", ".join(people),
+                                     "confidence": v.importance(confidence)},
+                           relations=[RelationSpec(RelationType.REFERENCES, e)
+                                      for e in evidence_ids])
+        return self.store_many([item], namespace=namespace)[0]
+
+    def record_dissent(self, topic: str, agent: str, position: str, *, namespace: str,
+                       against: str | None = None) -> Memory:
+        """An agent's dissenting position as a ``dissent`` memory (source: the agent) that
+        CONTRADICTS the consensus it stands against."""
+        topic_ = _topic(topic)
+        who = v.optional_text(agent, "agent")
+        if not who:
+            raise ValidationError("agent is empty")
+        item = MemoryInput(content=f"{who} dissents on {topic_}: {position}", type="dissent",
+                           topic=topic_, source=who,
+                           relations=[] if against is None
+                           else [RelationSpec(RelationType.CONTRADICTS, against)])
+        return self.store_many([item], namespace=namespace)[0]
+
+    def find_similar(self, topic: str, *, namespace: str, limit: int = 5
+                     ) -> list[ConsensusRecord]:
+        """Past consensus records on topics like this one (matched by meaning, not only by
+        the same words), best first, each with the dissent recorded against it."""
+        hits = self.retrieve(_topic(topic), namespace=namespace, limit=limit, depth=0,
+                             filters={"type": "consensus"}, record_access=False)
+        against = self._dissent_against(namespace, [h.memory.id for h in hits])
+        return [ConsensusRecord(h.memory, h.score, against.get(h.memory.id, []))
+                for h in hits]
+
+    def dissent_for_topic(self, topic: str, *, namespace: str, limit: int = 10
+                          ) -> list[Memory]:
+        """Dissent on topics like this one: against its similar consensus records, and
+        recorded on its own; best match first."""
+        out: dict[str, Memory] = {}
+        for record in self.find_similar(topic, namespace=namespace, limit=limit):
+            for m in record.dissent:
+                out.setdefault(m.id, m)
+        for hit in self.retrieve(_topic(topic), namespace=namespace, limit=limit, depth=0,
+                                 filters={"type": "dissent"}, record_access=False):
+            out.setdefault(hit.memory.id, hit.memory)
+        return list(out.values())[:limit]
+
+    def _dissent_against(self, namespace: str, ids: list[str]) -> dict[str, list[Memory]]:
+        ns = v.namespace(namespace)
+        edges = self.core.store.edges_of(ns, ids, [RelationType.CONTRADICTS]) if ids else []
+        wanted = set(ids)
+        pairs = [(e.target_id if e.source_id not in wanted else e.source_id,
+                  e.source_id if e.source_id not in wanted else e.target_id) for e in edges]
+        found = self.core.store.get_memories(ns, [d for _, d in pairs])
+        out: dict[str, list[Memory]] = {}
+        for consensus, d in sorted(pairs):
+            if d in found and found[d].type == "dissent":
+                out.setdefault(consensus, []).append(found[d])
+        return out
+
+    # -- streams --------------------------------------------------------------------------
+    def stream(self, agent: str, *, namespace: str, since: Any = None, until: Any = None,
+               limit: int = 50, cursor: str | None = None,
+               status: str | None = "active") -> MemoryPage:
+        """An agent's memories (``source``) in event-time order, oldest first, a page at a
+        time (``next_cursor``); ``since`` / ``until`` bound the event time."""
+        return self.list_page(namespace=namespace, source=agent, since=since, until=until,
+                              sort="created_at", order="asc", limit=limit, cursor=cursor,
+                              status=status)
+
+    def summarize(self, *, namespace: str, agent: str | None = None,
+                  session_id: str | None = None, since: Any = None, until: Any = None,
+                  limit: int = 500) -> StreamSummary:
+        """An extractive summary (consolidation's summariser: key phrases and the most
+        representative memories) of an agent's or a session's memories in a time range,
+        with the ids of the (at most ``limit``, earliest first) memories it stands for."""
+        from graphmem.consolidation.summarise import KeyPhrases, extractive
+        from graphmem.rules.text import is_chit_chat
+
+        if agent is None and session_id is None:
+            raise ValidationError("summarize needs an agent or a session_id")
+        limit = v.bounded(limit, "limit", 1, 5000)
+        members: list[Memory] = []
+        cursor = None
+        while len(members) < limit:
+            page = self.list_page(namespace=namespace, source=agent, session_id=session_id,
+                                  since=since, until=until, sort="created_at", order="asc",
+                                  limit=min(1000, limit - len(members)), cursor=cursor)
+            members += page.items
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+        if not members:
+            return StreamSummary("", ())
+        ids = [m.id for m in members]
+        full = self.core.store.get_memories(namespace, ids, embeddings=True)
+        texts = [full[i].content for i in ids]
+        vectors = self.core.embedder.embed(texts) if any(
+            full[i].embedding is None for i in ids) else _stack([full[i].embedding for i in ids])
+        text = extractive(texts, vectors, KeyPhrases(texts), self.core.config.consolidation,
+                          [is_chit_chat(self.core.analyzer, t) for t in texts])
+        return StreamSummary(text, tuple(ids))
+
+    # -- tool usage -----------------------------------------------------------------------
+    def capture_tool(self, *, agent: str, tool: str, input: str, output: str, ok: bool,
+                     namespace: str, session_id: str | None = None) -> Memory | None:
+        """A tool call as a ``tool_usage`` memory of the agent (fast tier by default). None
+        when the capture lists skip the tool or the agent is over ``max_per_minute``: both
+        are counted (``stats``, ``/metrics``), never silent."""
+        ns = v.namespace(namespace)
+        who, name = v.optional_text(agent, "agent"), v.optional_text(tool, "tool")
+        if not who or not name:
+            raise ValidationError("agent and tool are required")
+        if not isinstance(ok, bool):
+            raise ValidationError("ok must be true or false")
+        for label, text in (("input", input), ("output", output)):
+            if not isinstance(text, str):
+                raise ValidationError(f"{label} must be a string")
+        if self._capture.admit(ns, who, name, self.core.clock()) is not None:
+            return None
+        cap = self.core.config.capture.max_chars
+        content = (f"{who} used {name} ({'ok' if ok else 'failed'}): {input[:cap]}"
+                   f" -> {output[:cap]}")
+        item = MemoryInput(content=content, type="tool_usage", source=who,
+                           session_id=session_id, topic=name,
+                           metadata={"tool": name, "ok": ok, "input_chars": len(input),
+                                     "output_chars": len(output)})
+        return self.store_many([item], namespace=ns)[0]
+
+
+def _topic(topic: Any) -> str:
+    text = v.optional_text(topic, "topic")
+    if not text or not text.strip():
+        raise ValidationError("topic is empty")
+    return text
+
+
+def _stack(vectors: list[Any]) -> Any:
+    import numpy as np
+
+    return np.stack(vectors)
