@@ -91,9 +91,11 @@ def build_server(memory: GraphMemory | Callable[[], GraphMemory],
                                                   before=before, after=after)]
 
     @tool
-    def entries(ids: list[str], namespace: str) -> list[dict[str, Any]]:
-        """Full records of the given memory ids."""
-        return [m.to_dict() for m in get().entries(ids, namespace=ns(namespace))]
+    def entries(ids: list[str], namespace: str, agent: str | None = None
+                ) -> list[dict[str, Any]]:
+        """Full records of the given memory ids (agent: who reads them; memories several
+        agents use are promoted)."""
+        return [m.to_dict() for m in get().entries(ids, namespace=ns(namespace), agent=agent)]
 
     @tool
     def relate(source_id: str, target_id: str, type: str, namespace: str) -> dict[str, Any]:
@@ -103,10 +105,11 @@ def build_server(memory: GraphMemory | Callable[[], GraphMemory],
 
     @tool
     def feedback(id: str, namespace: str, useful: bool | None = None,
-                 outcome: str | None = None) -> dict[str, Any]:
-        """Say whether a recalled memory helped (useful) or led to success / failure."""
+                 outcome: str | None = None, agent: str | None = None) -> dict[str, Any]:
+        """Say whether a recalled memory helped (useful) or led to success / failure
+        (agent: who says it; memories several agents use are promoted)."""
         return get().feedback(id, namespace=ns(namespace, "writer"), useful=useful,
-                            outcome=outcome).to_dict()
+                              outcome=outcome, agent=agent).to_dict()
 
     @tool
     def pin(id: str, namespace: str) -> dict[str, Any]:

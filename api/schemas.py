@@ -169,6 +169,9 @@ class FeedbackIn(_In):
     useful: bool | None = None
     outcome: Literal["success", "failure"] | None = None
     predicted_relevance: Unit | None = None
+    agent: Annotated[ShortText | None, Field(
+        description="who gave it: distinct agents within a window promote a shared memory")
+    ] = None
 
 
 class RelationCreate(_In):
@@ -259,6 +262,9 @@ class EntriesIn(_In):
     record_access: bool = Field(
         default=True, description="count the read as an access (agents); operators' tools "
         "such as the viewer pass false and change nothing")
+    agent: Annotated[ShortText | None, Field(
+        description="who read them: distinct agents within a window promote a shared memory")
+    ] = None
 
 
 class MemoryOut(BaseModel):
@@ -302,6 +308,9 @@ class MemoryOut(BaseModel):
     valid_from: str | None = None
     valid_until: str | None = None
     superseded_by: str | None = None
+    used_by: dict[str, float] = Field(
+        default={}, description="agents that used it within the promotion window -> when "
+        "last (epoch seconds)")
 
 
 class RelationOut(BaseModel):

@@ -39,7 +39,6 @@ from graphmem.config import (
     EmbeddingConfig,
     GraphMemConfig,
     RetrievalConfig,
-    SharingConfig,
     StoreConfig,
     TiersConfig,
     TypesConfig,
@@ -96,7 +95,6 @@ class Settings(BaseSettings):
     consolidation: ConsolidationConfig = ConsolidationConfig()
     types: TypesConfig = TypesConfig()
     capture: CaptureConfig = CaptureConfig()
-    sharing: SharingConfig = SharingConfig()
     cache: CacheConfig = CacheConfig()
 
     @classmethod

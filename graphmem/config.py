@@ -80,6 +80,10 @@ class DynamicsConfig(_Frozen):
     promotion_accesses: int = Field(default=3, gt=0)
     #: ... or after this many more successes than failures
     promotion_successes: int = Field(default=3, gt=0)
+    #: ... or when this many distinct agents used it (read it in full or gave feedback,
+    #: ``agent=``) within the window: shared namespaces (seed 003)
+    promotion_agents: int = Field(default=3, ge=2)
+    promotion_agents_window_hours: float = Field(default=24 * 7, gt=0)
     promotion_cooldown_hours: float = Field(default=24, ge=0)
     #: persist a decayed importance only when it moved at least this much
     importance_epsilon: float = Field(default=1e-4, ge=0)
@@ -368,19 +372,6 @@ class CaptureConfig(_Frozen):
         return tool not in self.skip_tools and (self.tools is None or tool in self.tools)
 
 
-class SharingConfig(_Frozen):
-    """Shared namespaces (seed 003): a memory several agents use is promoted one tier.
-
-    Example:
-        >>> SharingConfig().promote_agents
-        3
-    """
-
-    #: distinct agents (retrieved-and-read or feedback) within the window that promote it
-    promote_agents: int = Field(default=3, ge=2)
-    window_hours: float = Field(default=24 * 7, gt=0)
-
-
 class CacheConfig(_Frozen):
     """The hot cache of identical queries (seed 003), per process; any write to the
     namespace clears its entries.
@@ -414,5 +405,4 @@ class GraphMemConfig(_Frozen):
     consolidation: ConsolidationConfig = ConsolidationConfig()
     types: TypesConfig = TypesConfig()
     capture: CaptureConfig = CaptureConfig()
-    sharing: SharingConfig = SharingConfig()
     cache: CacheConfig = CacheConfig()

@@ -151,16 +151,17 @@ class GraphMemory(AgentMethods):
 
     # -- tier dynamics --------------------------------------------------------------------
     def feedback(self, id: str, *, namespace: str, useful: bool | None = None,
-                 outcome: str | None = None,
-                 predicted_relevance: float | None = None) -> Memory:
+                 outcome: str | None = None, predicted_relevance: float | None = None,
+                 agent: str | None = None) -> Memory:
         """Tell graphmem how a retrieved memory served: ``useful`` and/or ``outcome``
         ("success" | "failure"). Updates the surprise score (EMA of max(0, actual -
         predicted); predicted defaults to the relevance the memory had when retrieved),
-        success / failure counts, and may promote it. Success reinforces (decay restarts)."""
+        success / failure counts, and may promote it. Success reinforces (decay restarts).
+        ``agent``: who gave it (N distinct agents within a window promote a shared memory)."""
         ns = v.namespace(namespace)
         with self._write_lock:
             return self._editor.feedback(ns, id, useful=useful, outcome=outcome,
-                                         predicted_relevance=predicted_relevance)
+                                         predicted_relevance=predicted_relevance, agent=agent)
 
     def pin(self, id: str, *, namespace: str, pinned: bool = True) -> Memory:
         """A pinned memory is never demoted, expired or evicted (``pinned=False``: unpin)."""
@@ -251,15 +252,19 @@ class GraphMemory(AgentMethods):
     def get(self, id: str, *, namespace: str) -> Memory:
         return self.core.require(v.namespace(namespace), [id])[id]
 
-    def entries(self, ids: Sequence[str], *, namespace: str, touch: bool = True) -> list[Memory]:
+    def entries(self, ids: Sequence[str], *, namespace: str, touch: bool = True,
+                agent: str | None = None) -> list[Memory]:
         """Full records of ``ids``, in that order (progressive disclosure, last step).
-        Reading the full record is an access (``touch``), as a retrieval is."""
+        Reading the full record is an access (``touch``), as a retrieval is; ``agent``: who
+        read them (N distinct agents within a window promote a shared memory)."""
         ns = v.namespace(namespace)
+        agent = v.optional_text(agent, "agent") or None
         if len(ids) > self.config.retrieval.max_limit:
             raise ValidationError(f"at most {self.config.retrieval.max_limit} ids at once")
         found = self.core.require(ns, ids)
         if touch:
-            found.update(self._access.record(ns, [(i, None) for i in found], reinforce=True))
+            found.update(self._access.record(ns, [(i, None) for i in found], reinforce=True,
+                                             agent=agent))
         return [found[i] for i in dict.fromkeys(ids)]
 
     def retrieve(self, query: str, *, namespace: str, limit: int = 10,

@@ -166,6 +166,10 @@ class Memory:
     valid_from: datetime | None = None
     valid_until: datetime | None = None
     superseded_by: str | None = None
+    # Shared namespaces (seed 003): the agents that used the memory (read it in full or gave
+    # feedback) -> when last, epoch seconds; kept for the promotion window, at most
+    # ``MAX_USERS`` (the most recent)
+    used_by: dict[str, float] = field(default_factory=dict)
 
     def copy(self, **changes: Any) -> Memory:
         return replace(self, **changes)
@@ -197,7 +201,7 @@ class Memory:
                 value = value.value
             elif isinstance(value, np.ndarray):
                 value = [float(x) for x in value]
-            elif name == "metadata":
+            elif name in ("metadata", "used_by"):
                 value = dict(value)
             out[name] = value
         return out

@@ -50,4 +50,4 @@ def timeline(anchor_id: Annotated[str, Query(pattern=s.ID_PATTERN)], namespace: 
 @router.post("/v1/entries", response_model=list[s.MemoryOut])
 def entries(body: s.EntriesIn, who: Auth, mem: Mem) -> Any:
     return [m.to_dict() for m in mem.entries(body.ids, namespace=authorize(who, body.namespace),
-                                             touch=body.record_access)]
+                                             touch=body.record_access, agent=body.agent)]

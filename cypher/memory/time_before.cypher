@@ -41,6 +41,7 @@ RETURN m.id AS id,
        m.type AS type,
        m.valid_from AS valid_from,
        m.valid_until AS valid_until,
-       m.superseded_by AS superseded_by
+       m.superseded_by AS superseded_by,
+       m.used_by AS used_by
 ORDER BY m.created_at DESC, m.seq DESC
 LIMIT $limit

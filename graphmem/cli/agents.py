@@ -1,5 +1,5 @@
-"""Commands for what agents remember (ADR 0013): list, history, supersede, delete-all, stream,
-summarize, capture, consensus, dissent, similar."""
+"""Commands for what agents remember (ADR 0013): list, history, supersede, feedback,
+delete-all, stream, summarize, capture, consensus, dissent, similar."""
 
 from __future__ import annotations
 
@@ -114,6 +114,29 @@ def supersede(data: Location, namespace: str, as_json: bool, old_id: str, new_id
     else:
         click.echo(f"{old_id} valid until {m.valid_until:%Y-%m-%d %H:%M}, superseded by "
                    f"{new_id}")
+
+
+@main.command()
+@data_option
+@ns_option
+@json_option
+@click.argument("memory_id")
+@click.option("--useful/--not-useful", default=None, help="whether it helped")
+@click.option("--outcome", type=click.Choice(["success", "failure"]))
+@click.option("--agent", help="who says it: memories several agents use are promoted")
+@handles_errors
+def feedback(data: Location, namespace: str, as_json: bool, memory_id: str,
+             useful: bool | None, outcome: str | None, agent: str | None) -> None:
+    """How a retrieved memory served (--useful / --not-useful and/or --outcome)."""
+    with data.open() as mem:
+        m = mem.feedback(memory_id, namespace=namespace, useful=useful, outcome=outcome,
+                         agent=agent)
+    if as_json:
+        _echo_json(m.to_dict())
+    else:
+        click.echo(f"{m.id} [{m.tier.value}] surprise {m.surprise_score:.2f}, "
+                   f"{m.success_count} successes, {m.failure_count} failures, "
+                   f"used by {len(m.used_by)} agents")
 
 
 @main.command("delete-all")

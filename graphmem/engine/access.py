@@ -40,11 +40,11 @@ class AccessLog:
         self.core = core
         self.lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
 
-    def record(self, ns: str, accesses: Sequence[Access], *, reinforce: bool = False
-               ) -> dict[str, Memory]:
+    def record(self, ns: str, accesses: Sequence[Access], *, reinforce: bool = False,
+               agent: str | None = None) -> dict[str, Memory]:
         """One access of each id (a retrieval shows them; ``reinforce``: a full read used
-        them, their decay age restarts). Returns the memories as written (a memory deleted
-        meanwhile is skipped)."""
+        them, their decay age restarts; ``agent``: who used them, for the shared-use
+        promotion). Returns the memories as written (a memory deleted meanwhile is skipped)."""
         if not accesses:
             return {}
         cfg = self.core.config
@@ -57,7 +57,7 @@ class AccessLog:
                 if m is None:
                     continue
                 fields, transition = record_access(m, now, cfg.dynamics, cfg.tiers, predicted,
-                                                   reinforce=reinforce)
+                                                   reinforce=reinforce, agent=agent)
                 batch.patches.append((m.id, fields))
                 if transition is not None:
                     batch.transitions.append(transition)

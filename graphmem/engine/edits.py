@@ -149,9 +149,10 @@ class Editor:
         core.apply(batch)
 
     def feedback(self, ns: str, id: str, *, useful: bool | None, outcome: str | None,
-                 predicted_relevance: float | None) -> Memory:
+                 predicted_relevance: float | None, agent: str | None = None) -> Memory:
         """Surprise (EMA of max(0, actual - predicted)), success / failure counts, a
-        promotion when due; success (or useful) reinforces: the decay age restarts."""
+        promotion when due; success (or useful) reinforces: the decay age restarts. ``agent``
+        (who gave it) counts towards the shared-use promotion."""
         if useful is None and outcome is None:
             raise ValidationError("feedback needs useful and/or outcome")
         if useful is not None and not isinstance(useful, bool):
@@ -160,6 +161,7 @@ class Editor:
             raise ValidationError("outcome must be 'success' or 'failure'")
         if predicted_relevance is not None:
             predicted_relevance = v.importance(predicted_relevance)
+        agent = v.optional_text(agent, "agent") or None
         core = self.core
         m = core.require(ns, [id])[id]
         now = core.clock()
@@ -181,6 +183,8 @@ class Editor:
         elif outcome == "failure":
             m.failure_count += 1
             fields["failure_count"] = m.failure_count
+        if agent is not None:
+            fields["used_by"] = dynamics.note_use(m, agent, now, dyn)
         batch = WriteBatch(ns)
         promoted = dynamics.apply_promotion(m, now, dyn, core.config.tiers)
         if promoted is not None:

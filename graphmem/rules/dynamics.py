@@ -59,7 +59,32 @@ def promotion(m: Memory, now: datetime, cfg: DynamicsConfig,
         return target, f"{m.window_count} accesses within {half:g} h"
     if m.success_count - m.failure_count >= cfg.promotion_successes:
         return target, f"{m.success_count} successes, {m.failure_count} failures"
+    window = cfg.promotion_agents_window_hours
+    agents = len(recent_users(m, now, window))
+    if agents >= cfg.promotion_agents:
+        return target, f"used by {agents} agents within {window:g} h"
     return None
+
+
+#: at most this many agents are remembered per memory (the most recent uses)
+MAX_USERS = 64
+
+
+def recent_users(m: Memory, now: datetime, window_hours: float) -> dict[str, float]:
+    """The agents that used ``m`` within the window before ``now`` (agent -> epoch s)."""
+    start = now.timestamp() - window_hours * 3600
+    return {a: t for a, t in m.used_by.items() if t >= start}
+
+
+def note_use(m: Memory, agent: str, now: datetime, cfg: DynamicsConfig) -> dict[str, float]:
+    """``agent`` used ``m`` now: its ``used_by`` without uses older than the window, at most
+    ``MAX_USERS`` (the most recent). Returns the new map (also set on ``m``)."""
+    users = recent_users(m, now, cfg.promotion_agents_window_hours)
+    users[agent] = now.timestamp()
+    if len(users) > MAX_USERS:
+        users = dict(sorted(users.items(), key=lambda kv: kv[1])[-MAX_USERS:])
+    m.used_by = users
+    return users
 
 
 def promote(m: Memory, target: Tier, now: datetime, tiers: TiersConfig) -> None:
@@ -71,6 +96,7 @@ def promote(m: Memory, target: Tier, now: datetime, tiers: TiersConfig) -> None:
     m.last_accessed_at = m.reinforced_at = now
     m.last_promoted_at = now
     m.window_start, m.window_count = None, 0
+    m.used_by = {}  # the agents counted for this promotion start again
 
 
 def stale_hours(m: Memory, now: datetime) -> float:
@@ -165,7 +191,8 @@ def evictions(members: Sequence[Candidate], capacity: int) -> list[str]:
 
 
 PROMOTION_FIELDS = ("tier", "base_importance", "importance", "last_accessed_at",
-                    "reinforced_at", "last_promoted_at", "window_start", "window_count")
+                    "reinforced_at", "last_promoted_at", "window_start", "window_count",
+                    "used_by")
 
 
 def apply_promotion(m: Memory, now: datetime, cfg: DynamicsConfig,
@@ -181,11 +208,12 @@ def apply_promotion(m: Memory, now: datetime, cfg: DynamicsConfig,
 
 
 def record_access(m: Memory, now: datetime, cfg: DynamicsConfig, tiers: TiersConfig,
-                  predicted: float | None = None, *, reinforce: bool = False
-                  ) -> tuple[dict[str, object], Transition | None]:
+                  predicted: float | None = None, *, reinforce: bool = False,
+                  agent: str | None = None) -> tuple[dict[str, object], Transition | None]:
     """One access of ``m``: count, last access, window, the predicted relevance when known,
     and a promotion when the access rule says so. ``reinforce`` (a full read, ``entries``:
     the memory was used) also restarts its decay age; a retrieval that only shows it does not.
+    ``agent``: who used it (counted for the shared-use promotion when ``reinforce``).
     Returns the fields to patch and the transition to record."""
     m.access_count += 1
     m.last_accessed_at = now
@@ -195,6 +223,8 @@ def record_access(m: Memory, now: datetime, cfg: DynamicsConfig, tiers: TiersCon
                                  "window_count": m.window_count}
     if reinforce:  # used: the decay restarts from the base importance
         m.reinforced_at = fields["reinforced_at"] = now
+        if agent is not None:
+            fields["used_by"] = note_use(m, agent, now, cfg)
     if predicted is not None:
         m.last_predicted = fields["last_predicted"] = round(max(0.0, min(1.0, predicted)), 6)
     promoted = apply_promotion(m, now, cfg, tiers)

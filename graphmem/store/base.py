@@ -75,7 +75,7 @@ PATCH_FIELDS = frozenset({
     "tier", "status", "importance", "base_importance", "pinned", "last_accessed_at",
     "access_count", "surprise_score", "success_count", "failure_count", "last_promoted_at",
     "window_start", "window_count", "last_predicted", "updated_at", "reinforced_at",
-    "valid_until", "superseded_by",
+    "valid_until", "superseded_by", "used_by",
 })
 
 #: what a listing may be sorted by (numbers as stored: times in seconds)

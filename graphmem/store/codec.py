@@ -68,6 +68,11 @@ def _metadata(value: Any) -> dict[str, Any]:
     return {} if not value or value == "{}" else dict(json.loads(value))
 
 
+def _used_by(value: Any) -> dict[str, float]:
+    return {} if not value or value == "{}" else {
+        str(k): float(t) for k, t in json.loads(value).items()}
+
+
 def _converter(name: str) -> Any:
     """How one stored field becomes the model's value (None: as stored)."""
     if name in _TIMES:
@@ -76,6 +81,8 @@ def _converter(name: str) -> Any:
         return _ENUMS[name]
     if name == "metadata":
         return _metadata
+    if name == "used_by":
+        return _used_by
     if name in _FLOATS:
         return lambda v: float(v or 0.0)
     if name in _INTS:

@@ -137,12 +137,14 @@ def _to_v4(conn: sqlite3.Connection) -> None:
 
 
 # v5: what agents remember (ADR 0013): memory types, validity in time, what superseded a
-# memory; the prior content an update replaced, kept in its transition
+# memory; the agents that used it (shared namespaces); the prior content an update replaced,
+# kept in its transition
 _V5 = """
 ALTER TABLE memories ADD COLUMN type TEXT NOT NULL DEFAULT 'observation';
 ALTER TABLE memories ADD COLUMN valid_from REAL;
 ALTER TABLE memories ADD COLUMN valid_until REAL;
 ALTER TABLE memories ADD COLUMN superseded_by TEXT;
+ALTER TABLE memories ADD COLUMN used_by TEXT NOT NULL DEFAULT '{}';
 UPDATE memories SET type = 'summary' WHERE kind = 'summary';
 ALTER TABLE transitions ADD COLUMN detail TEXT;
 CREATE INDEX IF NOT EXISTS ix_memories_stored ON memories (namespace, stored_at)

@@ -147,3 +147,23 @@ def test_delete_all_is_for_admins_and_needs_confirmation(server: Server,
     r = httpx.delete(url, headers=admin, params={"namespace": ns, "confirm": ns})
     assert r.status_code == 200 and r.json() == {"deleted": 1}
     assert httpx.get(url, headers=w, params={"namespace": ns}).json()["items"] == []
+
+
+def test_agents_that_use_a_shared_memory_promote_it(server: Server) -> None:
+    h = _h(server)
+    m = httpx.post(f"{server.url}/v1/memories", headers=h, json={
+        "namespace": NS, "content": "the shared runbook for failovers", "tier": "slow"}).json()
+    r = httpx.post(f"{server.url}/v1/entries", headers=h, json={
+        "namespace": NS, "ids": [m["id"]], "agent": "coder"})
+    assert r.status_code == 200 and set(r.json()[0]["used_by"]) == {"coder"}
+    for agent in ("reviewer", "planner"):
+        r = httpx.post(f"{server.url}/v1/memories/{m['id']}/feedback", headers=h,
+                       params={"namespace": NS}, json={"useful": True, "agent": agent})
+        assert r.status_code == 200, r.text
+    assert r.json()["tier"] == "medium" and r.json()["used_by"] == {}
+    steps = httpx.get(f"{server.url}/v1/memories/{m['id']}/history", headers=h,
+                      params={"namespace": NS}).json()
+    assert any(s["reason"].startswith("used by 3 agents") for s in steps)
+    bad = httpx.post(f"{server.url}/v1/entries", headers=h, json={
+        "namespace": NS, "ids": [m["id"]], "agent": 7})
+    assert bad.status_code == 422

@@ -116,6 +116,10 @@ def test_agent_tools_in_process(tmp_path: Path) -> None:
                 found = await call("find_similar", topic="ship day")
                 assert found[0]["consensus"]["id"] == c["id"]
                 assert [m["id"] for m in found[0]["dissent"]] == [x["id"]]
+                read = await call("entries", ids=[new["id"]], agent="coder")
+                told = await call("feedback", id=new["id"], useful=True, agent="qa")
+                assert set(read[0]["used_by"]) == {"coder"}
+                assert set(told["used_by"]) == {"coder", "qa"}
                 bad = await client.call_tool("list_memories", {"namespace": "agent",
                                                                "cursor": "nonsense"})
                 assert bad.is_error and "cursor" in _text(bad)

@@ -206,3 +206,30 @@ def test_delete_all_needs_the_namespace_confirmed(mem: GraphMemory) -> None:
     with pytest.raises(NotFoundError):
         mem.get(ids[0], namespace=NS)
     assert len(mem.list_page(namespace="kept").items) == 1
+
+
+def test_memory_used_by_several_agents_is_promoted(mem: GraphMemory, clock: Clock) -> None:
+    shared = mem.store("the staging database password rotates monthly", namespace=NS,
+                       source="ops-bot")
+    assert shared.tier is Tier.MEDIUM
+    for _ in range(2):  # one agent, used over and over (accesses stay below the window rule)
+        mem.entries([shared.id], namespace=NS, agent="coder")
+        clock.advance(hours=30)
+    mem.feedback(shared.id, namespace=NS, useful=True, agent="reviewer")
+    assert mem.get(shared.id, namespace=NS).tier is Tier.MEDIUM  # two agents so far
+    clock.advance(days=8)  # outside the window: the first two no longer count
+    mem.entries([shared.id], namespace=NS, agent="planner")
+    got = mem.get(shared.id, namespace=NS)
+    assert got.tier is Tier.MEDIUM and set(got.used_by) == {"planner"}
+    clock.advance(hours=30)
+    mem.feedback(shared.id, namespace=NS, outcome="failure", agent="tester")
+    mem.entries([shared.id], namespace=NS)  # nobody named: not counted
+    assert mem.get(shared.id, namespace=NS).tier is Tier.MEDIUM
+    clock.advance(hours=30)
+    mem.entries([shared.id], namespace=NS, agent="coder")
+    got = mem.get(shared.id, namespace=NS)
+    assert got.tier is Tier.FAST and got.used_by == {}  # counting starts again
+    promoted = [e for e in mem.history(shared.id, namespace=NS) if e.event == "promotion"]
+    assert [e.reason for e in promoted] == ["used by 3 agents within 168 h"]
+    with pytest.raises(ValidationError):
+        mem.entries([shared.id], namespace=NS, agent="x" * 300)

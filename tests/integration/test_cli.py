@@ -131,6 +131,10 @@ def test_cli_what_agents_remember(tmp_path: Path) -> None:
     assert "superseded by" in out.stdout
     hist = json.loads(gm("history", *base, d["id"]).stdout)
     assert [h["event"] for h in hist] == ["created", "supersede"]
+    fb = json.loads(gm("feedback", *base, c["id"], "--useful", "--agent", "claude").stdout)
+    assert list(fb["used_by"]) == ["claude"] and fb["surprise_score"] > 0
+    none = gm("feedback", *base, c["id"], ok=False)  # neither --useful nor --outcome
+    assert none.returncode != 0 and "feedback needs" in none.stderr
     bad = gm("delete-all", *base, "--confirm", "nope", ok=False)
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
     assert json.loads(gm("delete-all", *base, "--confirm", "team").stdout) == {"deleted": 4}

@@ -476,6 +476,9 @@ def test_types_validity_and_supersession_round_trip(store: MemoryStore) -> None:
     assert (m2.valid_until, m2.superseded_by) == (T0, "m1")
     page = [m for p in store.iter_memories(NS, embeddings=False) for m in p]
     assert {m.id: m.type for m in page} == {"m1": "decision", "m2": "observation"}
+    assert m2.used_by == {}  # the agents that used a memory (shared-use promotion)
+    store.apply(WriteBatch(NS, patches=[("m2", {"used_by": {"coder": 1.5e9, "qa": 1.6e9}})]))
+    assert store.get_memories(NS, ["m2"])["m2"].used_by == {"coder": 1.5e9, "qa": 1.6e9}
 
 
 def test_an_update_keeps_its_prior_content_until_the_memory_is_deleted(
