@@ -38,6 +38,7 @@ from graphmem.config import (
     DynamicsConfig,
     EmbeddingConfig,
     GraphMemConfig,
+    ImportanceConfig,
     RetrievalConfig,
     StoreConfig,
     TiersConfig,
@@ -96,6 +97,7 @@ class Settings(BaseSettings):
     types: TypesConfig = TypesConfig()
     capture: CaptureConfig = CaptureConfig()
     cache: CacheConfig = CacheConfig()
+    importance: ImportanceConfig = ImportanceConfig()
 
     @classmethod
     def settings_customise_sources(

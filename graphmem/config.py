@@ -372,6 +372,43 @@ class CaptureConfig(_Frozen):
         return tool not in self.skip_tools and (self.tools is None or tool in self.tools)
 
 
+#: the factors of a computed importance (seed 004)
+IMPORTANCE_FACTORS = ("recency", "access", "causal", "surprise", "marks")
+
+
+class ImportanceConfig(_Frozen):
+    """Computed importance (seed 004, ADR 0014), off by default: the maintenance job persists
+    a blend of recency, access, causal density (CAUSES out-degree), surprise and explicit
+    marks as ``importance``, and retrieval ranks by it. Off: ``importance`` is the decayed
+    base importance. Tier moves follow the decay either way.
+
+    Example:
+        >>> ImportanceConfig().weights["recency"], ImportanceConfig().computed
+        (0.3, False)
+    """
+
+    computed: bool = False
+    weights: dict[str, float] = Field(default_factory=lambda: {
+        "recency": 0.3, "access": 0.2, "causal": 0.2, "surprise": 0.2, "marks": 0.1})
+    #: the recency factor halves every this many hours since the last access (or storage)
+    recency_half_life_hours: float = Field(default=24 * 7, gt=0)
+    #: accesses at which the access factor reaches 1 (logarithmic below)
+    access_saturation: int = Field(default=20, gt=0)
+    #: CAUSES out-edges at which the causal factor reaches 1 (linear below)
+    causal_saturation: int = Field(default=5, gt=0)
+
+    @field_validator("weights")
+    @classmethod
+    def _known_factors(cls, value: dict[str, float]) -> dict[str, float]:
+        unknown = set(value) - set(IMPORTANCE_FACTORS)
+        if unknown:
+            raise ValueError(f"unknown importance factors {sorted(unknown)}; known: "
+                             f"{', '.join(IMPORTANCE_FACTORS)}")
+        if any(w < 0 for w in value.values()) or sum(value.values()) <= 0:
+            raise ValueError("importance weights must be >= 0 and not all 0")
+        return value
+
+
 class CacheConfig(_Frozen):
     """The hot cache of identical queries (seed 003), per process; any write to the
     namespace clears its entries.
@@ -406,3 +443,4 @@ class GraphMemConfig(_Frozen):
     types: TypesConfig = TypesConfig()
     capture: CaptureConfig = CaptureConfig()
     cache: CacheConfig = CacheConfig()
+    importance: ImportanceConfig = ImportanceConfig()

@@ -101,9 +101,9 @@ class GraphMemory(AgentMethods):
         """Store one memory (or reinforce its exact twin) and return it. ``fields``: any of
         ``MemoryInput``'s (session_id, created_at - the event time -, source, topic, pinned,
         id, type, valid_from, valid_until). Importance and tier default by type."""
-        item = MemoryInput(content=content, importance=importance, tier=tier,
-                           relations=list(relations), metadata=dict(metadata or {}) or None,
-                           **fields)
+        item = MemoryInput.coerce(dict(  # an unknown field is a ValidationError, not a TypeError
+            fields, content=content, importance=importance, tier=tier,
+            relations=list(relations), metadata=dict(metadata or {}) or None))
         return self.store_many([item], namespace=namespace)[0]
 
     def store_many(self, items: Sequence[MemoryInput | Mapping[str, Any] | str], *,

@@ -196,13 +196,23 @@ class CachedEmbedder:
 SYSTEMS = ("graphmem", "dense", "bm25", "hybrid")
 
 
+def _with_importance(config: Any, computed: bool) -> Any:
+    if not computed:
+        return config
+    from graphmem.config import ImportanceConfig
+
+    return config.model_copy(update={"importance": ImportanceConfig(computed=True)})
+
+
 def run_locomo(folder: Path, *, convs: Iterable[str] | None = None,
                ks: tuple[int, ...] = KS, embedder: Any = None, config: Any = None,
                store: str = "sqlite", neo4j_uri: str | None = None,
+               computed_importance: bool = False,
                progress: Callable[[str], None] = print) -> dict[str, Any]:
     """Every question of every conversation through graphmem's full pipeline and the three
     baselines, on the same embeddings; metrics per system, overall (categories 1-4) and per
-    category. Returns the JSON-ready results."""
+    category. ``computed_importance``: importance.computed on, one maintenance run after
+    each conversation is stored (it persists the blend). Returns the JSON-ready results."""
     import tempfile
 
     from graphmem.bench import baselines
@@ -222,11 +232,14 @@ def run_locomo(folder: Path, *, convs: Iterable[str] | None = None,
     run = uuid.uuid4().hex[:8]  # namespaces of their own on a shared (external) server
     with tempfile.TemporaryDirectory() as tmp, \
             engine(store, Path(tmp), neo4j_uri=neo4j_uri) as eng, \
-            GraphMemory.open(eng.target, embedder=emb, config=config or eng.config) as mem:
+            GraphMemory.open(eng.target, embedder=emb, config=_with_importance(
+                config or eng.config, computed_importance)) as mem:
         for conv in conversations_:
             progress(f"{conv.name}: {len(conv.turns)} turns, {len(conv.questions)} questions")
             namespace = conv.name if eng.disk is not None else f"{conv.name}-{run}"
             id_map = ingest(mem, conv, namespace)
+            if computed_importance:
+                mem.maintain(namespace)
             dia = [t["dia_id"] for t in conv.turns]
             matrix = emb.embed([t["content"] for t in conv.turns])
             bm25 = baselines.OkapiBM25([baselines.tokens(t["content"]) for t in conv.turns])

@@ -53,6 +53,12 @@ def bench() -> None:
     """Benchmarks: each prints a table and writes JSON (see docs/BENCHMARKS.md)."""
 
 
+computed_option = click.option(
+    "--computed-importance", "computed", is_flag=True,
+    help="importance.computed: maintenance persists the blend of recency, access, causal "
+         "density, surprise and marks, and retrieval ranks by it (ADR 0014)")
+
+
 @bench.command("locomo")
 @locomo_data
 @convs_option
@@ -60,10 +66,12 @@ def bench() -> None:
 @store_choice
 @neo4j_uri_option
 @quantized_option
+@computed_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @handles_errors
 def bench_locomo(folder: Path, convs: str | None, ks: str, store: str,
-                 neo4j_uri: str | None, quantized: bool, out: Path | None) -> None:
+                 neo4j_uri: str | None, quantized: bool, computed: bool,
+                 out: Path | None) -> None:
     """graphmem's full pipeline vs dense, BM25 and hybrid RRF on LoCoMo questions."""
     from graphmem.bench.locomo import run_locomo, table
 
@@ -74,6 +82,7 @@ def bench_locomo(folder: Path, convs: str | None, ks: str, store: str,
     try:
         result = run_locomo(folder, convs=convs.split(",") if convs else None, ks=cutoffs,
                             store=store, neo4j_uri=neo4j_uri, embedder=_embedder(quantized),
+                            computed_importance=computed,
                             progress=lambda msg: click.echo(msg, err=True))
     except (ValueError, FileNotFoundError) as exc:
         _fail(str(exc))
@@ -129,19 +138,24 @@ def bench_migrate(n: int, to: str, neo4j_uri: str | None, out: Path | None) -> N
 @bench.command("lifecycle")
 @locomo_data
 @convs_option
+@computed_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @handles_errors
-def bench_lifecycle(folder: Path, convs: str | None, out: Path | None) -> None:
+def bench_lifecycle(folder: Path, convs: str | None, computed: bool, out: Path | None) -> None:
     """Months of simulated use: sessions in date order, recall per turn, maintenance and
     consolidation on serve's cadence, then every question (static / strict / lineage R@10,
     active share, ledger)."""
     from graphmem.bench.lifecycle import run_lifecycle, table
+    from graphmem.config import GraphMemConfig, ImportanceConfig
 
     try:
         result = run_lifecycle(folder, convs=convs.split(",") if convs else None,
+                               config=GraphMemConfig(importance=ImportanceConfig(
+                                   computed=computed)),
                                progress=lambda msg: click.echo(msg, err=True))
     except (ValueError, FileNotFoundError) as exc:
         _fail(str(exc))
+    result["importance_computed"] = computed
     click.echo(table(result))
     _write_json(out, result)
 

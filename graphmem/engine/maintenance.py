@@ -15,6 +15,7 @@ from typing import Any
 from graphmem.engine.core import Core
 from graphmem.models import Memory, RelationType, Status, Tier, Transition, TransitionKind
 from graphmem.rules import dynamics
+from graphmem.rules.importance import computed_importance
 from graphmem.rules.tiers import current_importance
 from graphmem.store.base import WriteBatch
 
@@ -131,6 +132,7 @@ class Maintainer:
         tiers, dyn = self.config.tiers, self.config.dynamics
         batch = WriteBatch(ns)
         covered = self._covered(ns, [m.id for m in page])
+        causes = self._causes_out(ns, page)
         for m in page:
             report.scanned += 1
             fields: dict[str, Any] = {}
@@ -152,7 +154,9 @@ class Maintainer:
                         m.status = fields["status"] = Status.EXPIRED
                     else:  # nothing leaves without a trace: consolidation first
                         report.awaiting_consolidation += 1
-            value = round(current_importance(m, now, tiers), 6)
+            value = (round(current_importance(m, now, tiers), 6) if causes is None else
+                     computed_importance(m, now, self.config.importance,
+                                         causes[m.id]))
             if abs(value - m.importance) > dyn.importance_epsilon:
                 m.importance = fields["importance"] = value
                 report.importance_updates += 1
@@ -165,6 +169,15 @@ class Maintainer:
         if batch and not dry_run:
             self.core.apply(batch)
         return True
+
+    def _causes_out(self, ns: str, page: list[Memory]) -> Counter[str] | None:
+        """CAUSES out-degree of the page's memories when importance is computed (ADR 0014),
+        else None (the decayed base importance is persisted)."""
+        if not self.config.importance.computed:
+            return None
+        ids = {m.id for m in page}
+        return Counter(r.source_id for r in self.core.store.edges_of(
+            ns, ids, types=[RelationType.CAUSES]) if r.source_id in ids)
 
     def _evict(self, ns: str, now: datetime, dry_run: bool, report: MaintenanceReport,
                members: dict[Tier, list[dynamics.Candidate]]) -> None:

@@ -286,6 +286,7 @@ class Retriever:
         source = self._source_boost(q.text, [memories[i] for i in cands])
         now = self.clock()
         max_access = max((memories[i].access_count for i in cands), default=0)
+        computed = self.config.importance.computed
         results: list[RetrievalResult] = []
         for i in cands:
             m = memories[i]
@@ -295,7 +296,9 @@ class Retriever:
                 "context_semantic": ctx_sem[i], "context_keyword": ctx_kw.get(i, 0.0),
                 "relevance": relevance[i], "follows": follows[i], "walk": walked[i],
                 "graph": graph.get(i, 0.0),
-                "importance": current_importance(m, now, self.config.tiers),
+                # computed importance (ADR 0014): the blend maintenance persisted
+                "importance": (m.importance if computed
+                               else current_importance(m, now, self.config.tiers)),
                 "recency": 0.5 ** (age_h / rc.recency_half_life_hours),
                 "popularity": (math.log1p(m.access_count) / math.log1p(max_access)
                                if max_access else 0.0),

@@ -26,6 +26,8 @@ def test_nested_sections_come_from_the_environment() -> None:
         "GRAPHMEM_CONSOLIDATION__TIERS": '["slow", "glacial"]',
         "GRAPHMEM_RETRIEVAL__WEIGHTS__RECENCY": "0.2",
         "GRAPHMEM_STORE__NEO4J_DATABASE": "memories",
+        "GRAPHMEM_IMPORTANCE__COMPUTED": "true",
+        "GRAPHMEM_DYNAMICS__PROMOTION_AGENTS": "2",
     })
     cfg = s.memory_config()
     assert cfg.tiers.fast.half_life_hours == 2.5
@@ -35,6 +37,8 @@ def test_nested_sections_come_from_the_environment() -> None:
     assert [t.value for t in cfg.consolidation.tiers or ()] == ["slow", "glacial"]
     assert cfg.retrieval.weights.recency == 0.2
     assert cfg.store.neo4j_database == "memories"
+    assert cfg.importance.computed and cfg.importance.weights["recency"] == 0.3
+    assert cfg.dynamics.promotion_agents == 2
 
 
 @pytest.mark.parametrize("env", [

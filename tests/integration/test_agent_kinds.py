@@ -34,6 +34,8 @@ def test_types_enter_with_their_defaults_and_filter(mem: GraphMemory) -> None:
     for bad in ("Decision", "a b", "", "x" * 41):
         with pytest.raises(ValidationError):
             mem.store("nothing is written", namespace=NS, type=bad)
+    with pytest.raises(ValidationError, match="unknown memory field"):
+        mem.store("nothing is written", namespace=NS, pin=True)  # pinned= is the field
     assert len(mem.list_page(namespace=NS, limit=100).items) == 4
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.bench import locomo, scale
+from graphmem.bench import locomo, scale, synthetic
 
 
 def test_scale_bench_reports_every_measure(tmp_path: Path) -> None:
@@ -21,8 +21,12 @@ def test_scale_bench_reports_every_measure(tmp_path: Path) -> None:
         assert 0 < lat["p50_ms"] <= lat["p95_ms"] <= lat["p99_ms"]
     assert r["disk_mb"] > 0 and r["rss_mb"] > 0 and r["startup_s"] > 0
     assert r["ann_recall@10"] == 1.0  # the embedded store searches exhaustively
+    hot = r["hot_cache"]  # every repeat answered by the cache, the first asks never
+    distinct = len(set(synthetic.queries(10)))
+    assert (hot["hits"], hot["misses"], hot["miss_after_write"]) == (
+        distinct, distinct + 1, True)
     text = scale.table(r)
-    assert "retrieve depth 2" in text and "disk" in text
+    assert "retrieve depth 2" in text and "disk" in text and "hot cache" in text
     json.dumps(r)  # JSON-ready
 
 
