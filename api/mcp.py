@@ -68,20 +68,29 @@ def build_server(memory: GraphMemory | Callable[[], GraphMemory],
 
     @tool
     def recall(query: str, namespace: str, limit: int = 5, depth: int | None = None,
-               include_archived: bool | None = None, record_access: bool = True
-               ) -> list[dict[str, Any]]:
+               include_archived: bool | None = None, record_access: bool = True,
+               type: list[str] | None = None, since: str | None = None,
+               until: str | None = None, as_of: str | None = None) -> list[dict[str, Any]]:
         """Full retrieval: memories with score, score terms, path and disputed flag.
         ``include_archived`` reaches archived memories through their summaries;
-        ``record_access=False`` looks without counting an access."""
-        return [r.to_dict() for r in get().retrieve(query, namespace=ns(namespace), limit=limit,
-                                                  depth=depth, include_archived=include_archived,
-                                                  record_access=record_access)]
+        ``record_access=False`` looks without counting an access; ``type`` keeps those
+        memory types; ``since`` / ``until`` bound the event time (ISO 8601); ``as_of``
+        answers as of that time (what was known and valid then)."""
+        return [r.to_dict() for r in get().retrieve(
+            query, namespace=ns(namespace), limit=limit, depth=depth,
+            include_archived=include_archived, record_access=record_access,
+            filters={"type": type} if type else None, since=since, until=until,
+            as_of=as_of)]
 
     @tool
-    def recall_index(query: str, namespace: str, limit: int = 10) -> list[dict[str, Any]]:
-        """Compact previews (id, ~80 characters, tier, score, token estimate)."""
-        return [e.to_dict() for e in get().search_index(query, namespace=ns(namespace),
-                                                      limit=limit)]
+    def recall_index(query: str, namespace: str, limit: int = 10,
+                     type: list[str] | None = None, since: str | None = None,
+                     until: str | None = None) -> list[dict[str, Any]]:
+        """Compact previews (id, ~80 characters, tier, score, token estimate); ``type``,
+        ``since`` and ``until`` filter as in recall."""
+        return [e.to_dict() for e in get().search_index(
+            query, namespace=ns(namespace), limit=limit,
+            filters={"type": type} if type else None, since=since, until=until)]
 
     @tool
     def timeline(anchor_id: str, namespace: str, before: int = 3, after: int = 3
@@ -173,5 +182,13 @@ def build_server(memory: GraphMemory | Callable[[], GraphMemory],
         """An agent's memories in event-time order, oldest first (next_cursor pages on)."""
         return get().stream(agent, namespace=ns(namespace), since=since, until=until,
                             limit=limit, cursor=cursor).to_dict()
+
+    @tool
+    def summarize(namespace: str, agent: str | None = None, session_id: str | None = None,
+                  since: str | None = None, until: str | None = None) -> dict[str, Any]:
+        """An extractive summary of an agent's (or a session's) memories in a time range,
+        with the ids it stands for."""
+        return get().summarize(namespace=ns(namespace), agent=agent, session_id=session_id,
+                               since=since, until=until).to_dict()
 
     return server

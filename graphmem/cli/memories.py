@@ -6,6 +6,7 @@ import itertools
 import json
 import sys
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -84,15 +85,24 @@ def store(data: Location, namespace: str, as_json: bool, content: str,
 @click.option("--record-access", is_flag=True,
               help="count the results as accessed, as an agent's search does (by default an "
                    "operator's search is read-only and changes nothing)")
+@click.option("--type", "types", multiple=True, help="memory type; repeatable")
+@click.option("--since", type=click.DateTime(), default=None,
+              help="event time at or after (ISO 8601, UTC unless offset)")
+@click.option("--until", type=click.DateTime(), default=None, help="event time before")
+@click.option("--as-of", type=click.DateTime(), default=None,
+              help="answer as of this time: what was known and valid then")
 @handles_errors
 def search(data: Location, namespace: str, as_json: bool, query: str, limit: int,
            depth: int | None, strategy: str | None, tiers: tuple[str, ...],
            min_similarity: float | None, index_only: bool, include_archived: bool | None,
-           record_access: bool) -> None:
+           record_access: bool, types: tuple[str, ...], since: datetime | None,
+           until: datetime | None, as_of: datetime | None) -> None:
     """Retrieve memories for a query (full pipeline), with score terms and paths."""
     opts: dict[str, Any] = {"limit": limit, "depth": depth, "strategy": strategy,
                             "tiers": list(tiers) or None, "min_similarity": min_similarity,
-                            "include_archived": include_archived or None}
+                            "include_archived": include_archived or None,
+                            "filters": {"type": list(types)} if types else None,
+                            "since": since, "until": until, "as_of": as_of}
     with data.open() as mem:
         if index_only:
             entries = mem.search_index(query, namespace=namespace, **opts)

@@ -116,6 +116,16 @@ def test_agent_tools_in_process(tmp_path: Path) -> None:
                 found = await call("find_similar", topic="ship day")
                 assert found[0]["consensus"]["id"] == c["id"]
                 assert [m["id"] for m in found[0]["dissent"]] == [x["id"]]
+                typed = await call("recall", query="ship", type=["decision"],
+                                   record_access=False)
+                assert [r["memory"]["id"] for r in typed] == [d["id"]]
+                then = await call("recall", query="ship", record_access=False,
+                                  as_of="2000-01-01T00:00:00+00:00")  # nothing known then
+                assert then == []
+                idx = await call("recall_index", query="ship", type=["decision"])
+                assert [e["id"] for e in idx] == [d["id"]]
+                summary = await call("summarize", agent="coder")
+                assert summary["ids"] == [cap["memory"]["id"]]
                 read = await call("entries", ids=[new["id"]], agent="coder")
                 told = await call("feedback", id=new["id"], useful=True, agent="qa")
                 assert set(read[0]["used_by"]) == {"coder"}

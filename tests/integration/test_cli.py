@@ -131,6 +131,10 @@ def test_cli_what_agents_remember(tmp_path: Path) -> None:
     assert "superseded by" in out.stdout
     hist = json.loads(gm("history", *base, d["id"]).stdout)
     assert [h["event"] for h in hist] == ["created", "supersede"]
+    typed = json.loads(gm("search", *base, "when do we ship", "--type", "decision").stdout)
+    assert [r["memory"]["id"] for r in typed] == [d["id"]]
+    before = json.loads(gm("search", *base, "ledger database", "--as-of", "2000-01-01").stdout)
+    assert before == []  # nothing was known then
     fb = json.loads(gm("feedback", *base, c["id"], "--useful", "--agent", "claude").stdout)
     assert list(fb["used_by"]) == ["claude"] and fb["surprise_score"] > 0
     none = gm("feedback", *base, c["id"], ok=False)  # neither --useful nor --outcome
