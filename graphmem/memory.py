@@ -19,7 +19,6 @@ from graphmem.engine.embedding import Embedder, make_embedder
 from graphmem.engine.maintenance import Maintainer, MaintenanceReport
 from graphmem.engine.retrieval import Retriever
 from graphmem.engine.writes import Writer
-from graphmem.errors import ValidationError
 from graphmem.models import (
     IndexEntry,
     Memory,
@@ -257,15 +256,8 @@ class GraphMemory(AgentMethods):
         """Full records of ``ids``, in that order (progressive disclosure, last step).
         Reading the full record is an access (``touch``), as a retrieval is; ``agent``: who
         read them (N distinct agents within a window promote a shared memory)."""
-        ns = v.namespace(namespace)
-        agent = v.optional_text(agent, "agent") or None
-        if len(ids) > self.config.retrieval.max_limit:
-            raise ValidationError(f"at most {self.config.retrieval.max_limit} ids at once")
-        found = self.core.require(ns, ids)
-        if touch:
-            found.update(self._access.record(ns, [(i, None) for i in found], reinforce=True,
-                                             agent=agent))
-        return [found[i] for i in dict.fromkeys(ids)]
+        return self._access.read(v.namespace(namespace), ids, touch=touch,
+                                 agent=v.optional_text(agent, "agent") or None)
 
     def retrieve(self, query: str, *, namespace: str, limit: int = 10,
                  tiers: Collection[Tier | str] | None = None,

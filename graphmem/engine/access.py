@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from graphmem.engine.core import Core
+from graphmem.errors import ValidationError
 from graphmem.models import Memory
 from graphmem.rules.dynamics import record_access
 from graphmem.store.base import WriteBatch
@@ -39,6 +40,18 @@ class AccessLog:
     def __init__(self, core: Core, lock: AbstractContextManager[Any] | None = None) -> None:
         self.core = core
         self.lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
+
+    def read(self, ns: str, ids: Sequence[str], *, touch: bool, agent: str | None
+             ) -> list[Memory]:
+        """Full records of ``ids`` in that order (each once); ``touch``: a use of each."""
+        limit = self.core.config.retrieval.max_limit
+        if len(ids) > limit:
+            raise ValidationError(f"at most {limit} ids at once")
+        found = self.core.require(ns, ids)
+        if touch:
+            found.update(self.record(ns, [(i, None) for i in found], reinforce=True,
+                                     agent=agent))
+        return [found[i] for i in dict.fromkeys(ids)]
 
     def record(self, ns: str, accesses: Sequence[Access], *, reinforce: bool = False,
                agent: str | None = None) -> dict[str, Memory]:
