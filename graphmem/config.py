@@ -140,6 +140,10 @@ class WriteConfig(_Frozen):
     #: FOLLOWS edges along a session's order, and the predecessor-as-context index fields
     follows: bool = True
     context_fields: bool = True
+    #: how the context vector is made (ADR 0015): ``mean``, the predecessor's vector (x2) plus
+    #: the memory's own, unit length - no second embedding, 3x the writes with embedding per
+    #: second; ``text`` embeds "predecessor + memory", a second text twice as long
+    context_embedding: Literal["text", "mean"] = "mean"
     #: append the memory's date (day, month name, year) to its keyword field
     date_in_keywords: bool = True
     language: str = "english"

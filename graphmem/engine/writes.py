@@ -81,6 +81,24 @@ def context_text(predecessor: str, content: str) -> str:
     return f"{predecessor}\n{content}"
 
 
+#: the predecessor's weight in a "mean" context vector (LoCoMo R@10 0.768 / 0.764 / 0.775 /
+#: 0.775 / 0.772 at 1 / 0.6 / 1.5 / 2 / 3, against 0.776 for the embedded text; ADR 0015)
+PREDECESSOR_WEIGHT = 2.0
+
+
+def mean_vector(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The context vector of ``write.context_embedding = "mean"``: the predecessor's vector
+    ``a`` (weighted ``PREDECESSOR_WEIGHT``) plus the memory's ``b``, unit length.
+
+    Example:
+        >>> [round(float(x), 3) for x in mean_vector(np.array([1.0, 0.0]), np.array([0.0, 2.0]))]
+        [0.707, 0.707]
+    """
+    v = PREDECESSOR_WEIGHT * np.asarray(a, dtype=np.float32) + np.asarray(b, dtype=np.float32)
+    n = float(np.linalg.norm(v))
+    return v / n if n > 0 else v
+
+
 class Writer:
     """Adds memories: validates a batch, embeds it, deduplicates exact twins, links sessions
     (FOLLOWS) and near neighbours (SIMILAR_TO), and writes it as one atomic ``WriteBatch``.
@@ -183,9 +201,10 @@ class Writer:
         """Recompute the context fields of memories whose session predecessor changed."""
         if not self.config.write.context_fields or not predecessor:
             return
+        mean = self.config.write.context_embedding == "mean"
         need = [p for p in predecessor.values() if p is not None and p not in records]
         known = dict(records)
-        known.update(self.store.get_memories(ns, need))
+        known.update(self.store.get_memories(ns, need, embeddings=mean))
         texts: list[str] = []
         targets: list[Memory] = []
         for node, pred in predecessor.items():
@@ -195,10 +214,15 @@ class Writer:
                 continue
             text = context_text(known[pred].content, m.content)
             m.context_keywords = self.analyzer.index_text(text, m.created_at)
+            before = known[pred].embedding
+            if mean and before is not None and m.embedding is not None:
+                m.context_embedding = mean_vector(before, m.embedding)
+                continue
             texts.append(text)
             targets.append(m)
-        for m, vec in zip(targets, self.embedder.embed(texts), strict=True):
-            m.context_embedding = vec
+        if texts:
+            for m, vec in zip(targets, self.embedder.embed(texts), strict=True):
+                m.context_embedding = vec
 
     def session_plan(self, ns: str, session_id: str, new: Sequence[Memory] = (),
                      removed: frozenset[str] = frozenset()) -> SessionPlan:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import numpy as np
 import pytest
 
 from graphmem import GraphMemory, RelationType, Tier
@@ -18,7 +19,7 @@ from graphmem.errors import (
     ValidationError,
 )
 from graphmem.models import EdgeSource
-from tests.conftest import Clock
+from tests.conftest import Clock, FakeEmbedder
 
 NS = "agent"
 
@@ -193,3 +194,43 @@ def test_delete_is_explicit_and_removes_edges(mem: GraphMemory) -> None:
     with pytest.raises(NotFoundError):
         mem.delete(b.id, namespace="other")
     assert total(mem) == 1
+
+
+def test_context_vector_is_the_weighted_sum_of_the_two_memories(
+        mem: GraphMemory, fake_embedder: FakeEmbedder, clock: Clock) -> None:
+    """ADR 0015: one embedding per written memory; the context vector comes from the
+    predecessor's stored vector and the memory's own, also across batches."""
+    from graphmem.engine.writes import PREDECESSOR_WEIGHT, context_text, mean_vector
+
+    first = mem.store("the nightly backup job failed at 02:00", namespace=NS, session_id="s")
+    clock.advance(minutes=1)
+    calls = fake_embedder.calls
+    second = mem.store("disk quota on the backup volume was exhausted", namespace=NS,
+                       session_id="s")
+    assert fake_embedder.calls == calls + 1  # the memory's own text only
+    a, b = (mem.backend.get_memories(NS, [m.id], embeddings=True)[m.id]
+            for m in (first, second))
+    assert b.context_embedding is not None and a.embedding is not None
+    assert b.embedding is not None
+    expected = mean_vector(a.embedding, b.embedding)
+    assert np.allclose(b.context_embedding, expected, atol=1e-5)
+    joined = fake_embedder.embed([context_text(a.content, b.content)])[0]
+    assert not np.allclose(b.context_embedding, joined, atol=1e-3)
+    assert PREDECESSOR_WEIGHT == 2.0  # the value ADR 0015 measured
+
+
+def test_context_vector_from_the_joined_text_when_asked(tmp_path, fake_embedder,  # type: ignore[no-untyped-def]
+                                                        clock: Clock) -> None:
+    from graphmem.config import GraphMemConfig, WriteConfig
+    from graphmem.engine.writes import context_text
+
+    cfg = GraphMemConfig(write=WriteConfig(context_embedding="text"))
+    with GraphMemory.open(tmp_path, config=cfg, clock=clock, embedder=fake_embedder) as mem:
+        first = mem.store("the nightly backup job failed", namespace=NS, session_id="s")
+        calls = fake_embedder.calls
+        second = mem.store("the backup volume was full", namespace=NS, session_id="s")
+        assert fake_embedder.calls == calls + 2  # the memory, then "predecessor + memory"
+        got = mem.backend.get_memories(NS, [second.id], embeddings=True)[second.id]
+        assert got.context_embedding is not None
+        joined = fake_embedder.embed([context_text(first.content, second.content)])[0]
+        assert np.allclose(got.context_embedding, joined, atol=1e-5)
