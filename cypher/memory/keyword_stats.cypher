@@ -1,19 +1,16 @@
 // name: memory/keyword_stats
-// purpose: BM25 collection statistics of both keyword fields in one pass over the namespace:
-//          per field, documents with a non-empty field, their total length, and for each
-//          document the query terms it holds (only documents holding one; the adapter counts
-//          document frequencies from them). kw_terms / ctx_terms hold a memory's distinct
-//          terms, kw_len / ctx_len the field's length.
+// purpose: BM25 collection statistics of both keyword fields as write_batch keeps them
+//          (ADR 0016): documents with a non-empty field and their total length per field,
+//          and the document frequency of each query term per field. ready is null until
+//          memory/keyword_stats_build has counted a namespace written before ADR 0016.
 // parameters: namespace (string), terms (list of string)
-// returns: kw_docs, kw_total (int), kw_matched (list of lists of string), ctx_docs,
-//          ctx_total (int), ctx_matched (list of lists of string)
+// returns: ready (bool|null), kw_docs, kw_total, ctx_docs, ctx_total (int|null),
+//          df (list of [field, term, df])
 // mode: read
-MATCH (m:Memory {namespace: $namespace})
-WITH coalesce(m.kw_len, 0) AS kl, coalesce(m.ctx_len, 0) AS cl, m
-WITH kl, cl,
-     CASE WHEN kl > 0 THEN [t IN $terms WHERE t IN m.kw_terms] ELSE [] END AS kh,
-     CASE WHEN cl > 0 THEN [t IN $terms WHERE t IN m.ctx_terms] ELSE [] END AS ch
-RETURN sum(CASE WHEN kl > 0 THEN 1 ELSE 0 END) AS kw_docs, sum(kl) AS kw_total,
-       collect(CASE WHEN size(kh) > 0 THEN kh END) AS kw_matched,
-       sum(CASE WHEN cl > 0 THEN 1 ELSE 0 END) AS ctx_docs, sum(cl) AS ctx_total,
-       collect(CASE WHEN size(ch) > 0 THEN ch END) AS ctx_matched
+OPTIONAL MATCH (k:GraphmemKeywordStats {namespace: $namespace})
+WITH k
+UNWIND CASE WHEN size($terms) = 0 THEN [null] ELSE $terms END AS term
+OPTIONAL MATCH (t:GraphmemTerm {namespace: $namespace, term: term})
+RETURN k.ready AS ready, k.kw_docs AS kw_docs, k.kw_total AS kw_total,
+       k.ctx_docs AS ctx_docs, k.ctx_total AS ctx_total,
+       collect(CASE WHEN t IS NULL THEN null ELSE [t.field, t.term, t.df] END) AS df

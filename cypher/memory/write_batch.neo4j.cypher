@@ -9,6 +9,9 @@
 //          ctx_hash points at it; stale nodes are filtered by that hash and vacuumed later.
 //          Never SET or DELETE an indexed vector node: FalkorDB 4.16 loses HNSW hits then
 //          (ADR 0003). A memory given without embedding keeps its stored vectors.
+//          Keyword statistics follow the deletes and upserts (ADR 0016): document counts
+//          and lengths per field on (:GraphmemKeywordStats), document frequencies per term
+//          on (:GraphmemTerm), from each memory's term lists before and after the batch.
 // parameters: namespace (string); delete_edges (list of {source_id, target_id, type});
 //             delete_ids (list of string); memories (list of {id, seq, props (map of scalar
 //             properties), embedding (list|null), vec_hash (string|null),
@@ -28,8 +31,23 @@ DELETE r
 WITH count(*) AS edges_deleted
 UNWIND $delete_ids AS did
 MATCH (m:Memory {namespace: $namespace, id: did})
+WITH m, coalesce(m.kw_terms, []) AS okw, coalesce(m.ctx_terms, []) AS octx,
+     coalesce(m.kw_len, 0) AS okl, coalesce(m.ctx_len, 0) AS ocl
 DETACH DELETE m
-WITH count(*) AS memories_deleted
+WITH count(*) AS memories_deleted,
+     collect([x IN okw | {f: 'kw', t: x, d: -1}] + [x IN octx | {f: 'ctx', t: x, d: -1}]) AS dl,
+     sum(CASE WHEN okl > 0 THEN 1 ELSE 0 END) AS kd, sum(okl) AS kt,
+     sum(CASE WHEN ocl > 0 THEN 1 ELSE 0 END) AS cd, sum(ocl) AS ct
+MERGE (k:GraphmemKeywordStats {namespace: $namespace})
+SET k.kw_docs = coalesce(k.kw_docs, 0) - kd, k.kw_total = coalesce(k.kw_total, 0) - kt,
+    k.ctx_docs = coalesce(k.ctx_docs, 0) - cd, k.ctx_total = coalesce(k.ctx_total, 0) - ct
+WITH dl
+UNWIND dl AS l
+UNWIND l AS d
+WITH d.f AS f, d.t AS t, sum(d.d) AS n
+MERGE (s:GraphmemTerm {namespace: $namespace, field: f, term: t})
+SET s.df = coalesce(s.df, 0) + n
+WITH count(*) AS deleted_terms_counted
 UNWIND $delete_ids AS did
 MATCH (t:GraphmemTransition {namespace: $namespace, memory_id: did})
 WHERE t.detail IS NOT NULL
@@ -38,7 +56,9 @@ WITH count(*) AS details_dropped
 UNWIND $memories AS p
 MERGE (m:Memory {namespace: $namespace, id: p.id})
 ON CREATE SET m.seq = p.seq
-WITH m, p, m.vec_hash AS old_vec, m.ctx_hash AS old_ctx
+WITH m, p, m.vec_hash AS old_vec, m.ctx_hash AS old_ctx,
+     coalesce(m.kw_terms, []) AS okw, coalesce(m.ctx_terms, []) AS octx,
+     coalesce(m.kw_len, 0) AS okl, coalesce(m.ctx_len, 0) AS ocl
 SET m += p.props
 FOREACH (_ IN CASE WHEN p.embedding IS NOT NULL AND (old_vec IS NULL OR old_vec <> p.vec_hash)
               THEN [1] ELSE [] END |
@@ -48,7 +68,26 @@ FOREACH (_ IN CASE WHEN p.context_embedding IS NOT NULL
   CREATE (:ContextVector {namespace: $namespace, id: p.id, hash: p.ctx_hash, vector: p.context_embedding}))
 SET m.vec_hash = CASE WHEN p.embedding IS NULL THEN old_vec ELSE p.vec_hash END,
     m.ctx_hash = CASE WHEN p.embedding IS NULL THEN old_ctx ELSE p.ctx_hash END
-WITH count(*) AS memories_written
+WITH count(*) AS memories_written,
+     collect([x IN p.props.kw_terms WHERE NOT x IN okw | {f: 'kw', t: x, d: 1}]
+             + [x IN okw WHERE NOT x IN p.props.kw_terms | {f: 'kw', t: x, d: -1}]
+             + [x IN p.props.ctx_terms WHERE NOT x IN octx | {f: 'ctx', t: x, d: 1}]
+             + [x IN octx WHERE NOT x IN p.props.ctx_terms | {f: 'ctx', t: x, d: -1}]) AS dl,
+     sum(CASE WHEN p.props.kw_len > 0 THEN 1 ELSE 0 END
+         - CASE WHEN okl > 0 THEN 1 ELSE 0 END) AS kd, sum(p.props.kw_len - okl) AS kt,
+     sum(CASE WHEN p.props.ctx_len > 0 THEN 1 ELSE 0 END
+         - CASE WHEN ocl > 0 THEN 1 ELSE 0 END) AS cd, sum(p.props.ctx_len - ocl) AS ct
+MERGE (k:GraphmemKeywordStats {namespace: $namespace})
+SET k.kw_docs = coalesce(k.kw_docs, 0) + kd, k.kw_total = coalesce(k.kw_total, 0) + kt,
+    k.ctx_docs = coalesce(k.ctx_docs, 0) + cd, k.ctx_total = coalesce(k.ctx_total, 0) + ct
+WITH dl
+UNWIND dl AS l
+UNWIND l AS d
+WITH d.f AS f, d.t AS t, sum(d.d) AS n
+WHERE n <> 0
+MERGE (s:GraphmemTerm {namespace: $namespace, field: f, term: t})
+SET s.df = coalesce(s.df, 0) + n
+WITH count(*) AS written_terms_counted
 UNWIND $patches AS p
 MATCH (m:Memory {namespace: $namespace, id: p.id})
 SET m += p.props

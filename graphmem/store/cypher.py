@@ -46,12 +46,13 @@ SCHEMA = {
     "falkordb": ["schema/memory_lookup", "schema/transition_lookup", "schema/vector_key_content",
                  "schema/vector_key_context",
                  "schema/vector_content", "schema/vector_context", "schema/fulltext",
-                 "schema/key_lookup"],
+                 "schema/key_lookup", "schema/term_lookup", "schema/keyword_stats_lookup"],
     "neo4j": ["schema/memory_key", "schema/memory_lookup", "schema/memory_time",
               "schema/memory_hash", "schema/memory_created", "schema/transition_lookup",
               "schema/vector_key_content",
               "schema/vector_key_context", "schema/vector_content", "schema/vector_context",
-              "schema/fulltext", "schema/key_lookup"],
+              "schema/fulltext", "schema/key_lookup", "schema/term_lookup",
+              "schema/keyword_stats_lookup"],
 }
 _VECTOR_TARGET = {  # allow-list: field -> (parameter name, index (Neo4j) / label (FalkorDB))
     "neo4j": {"content": ("index", "content_vector"), "context": ("index", "context_vector")},
@@ -424,17 +425,24 @@ class CypherStore:
 
     def keyword_stats(self, namespace: str, terms: Sequence[str]
                       ) -> tuple[TermStats, TermStats]:
-        rows = self._run("memory/keyword_stats", namespace=namespace, terms=list(terms))
-        row: dict[str, Any] = rows[0] if rows else {}
+        """Kept by write_batch (ADR 0016): a read of two small nodes per query, not a scan;
+        a namespace written before that is counted once, on its first query."""
+        terms = list(dict.fromkeys(terms))
+        row: dict[str, Any] = self._run("memory/keyword_stats", namespace=namespace,
+                                        terms=terms)[0]
+        if not row.get("ready"):
+            self._run("memory/keyword_stats_build", True, namespace=namespace)
+            row = self._run("memory/keyword_stats", namespace=namespace, terms=terms)[0]
+        dfs: dict[str, dict[str, int]] = {"kw": dict.fromkeys(terms, 0),
+                                          "ctx": dict.fromkeys(terms, 0)}
+        for field, term, df in row.get("df") or []:
+            if field in dfs and term in dfs[field]:
+                dfs[field][term] = max(0, int(df or 0))
         out = []
         for field in ("kw", "ctx"):
-            docs = int(row.get(f"{field}_docs") or 0)
-            df = dict.fromkeys(terms, 0)
-            for held in row.get(f"{field}_matched") or []:
-                for t in held:
-                    df[t] += 1
+            docs = max(0, int(row.get(f"{field}_docs") or 0))
             avg = (int(row.get(f"{field}_total") or 0) / docs) if docs else 0.0
-            out.append(TermStats(docs, avg, df))
+            out.append(TermStats(docs, avg, dfs[field]))
         return out[0], out[1]
 
     def compact(self, min_stale: int = 1) -> int:

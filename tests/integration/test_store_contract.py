@@ -462,6 +462,52 @@ def test_patches_and_transitions_in_one_batch(store: MemoryStore) -> None:
     assert active == ["m1"]
 
 
+def _oracle(store: MemoryStore, terms: list[str]) -> list[tuple[int, float, dict[str, int]]]:
+    """Keyword statistics counted from the stored memories themselves."""
+    ms = [m for page in store.iter_memories(NS, embeddings=False) for m in page]
+    out = []
+    for field in ("keywords", "context_keywords"):
+        toks = [getattr(m, field).split() for m in ms]
+        toks = [t for t in toks if t]
+        docs = len(toks)
+        out.append((docs, sum(len(t) for t in toks) / docs if docs else 0.0,
+                    {w: sum(1 for t in toks if w in t) for w in terms}))
+    return out
+
+
+def test_keyword_statistics_follow_every_write(store: MemoryStore) -> None:
+    """ADR 0016: the graph engines keep the statistics at write time; every store must give
+    what a count over its memories gives, after upserts that change the terms, deletes,
+    a delete beside an insert in one batch, repeated terms and context fields."""
+    terms = ["deploy", "fail", "tea", "rollback", "none"]
+
+    def check() -> None:
+        got = store.keyword_stats(NS, terms)
+        for (docs, avg, df), st in zip(_oracle(store, terms), got, strict=True):
+            assert (st.docs, st.df) == (docs, df)
+            assert st.avg_length == pytest.approx(avg)
+
+    a, b, c = (memory(1, keywords="deploy fail deploy"), memory(2, keywords="deploy"),
+               memory(3, keywords="tea"))
+    c.context_keywords = "deploy tea"
+    store.apply(WriteBatch(NS, memories=[a, b, c]))
+    check()
+    store.apply(WriteBatch(NS, memories=[a.copy(keywords="rollback fail",
+                                              context_keywords="tea tea")]))
+    check()
+    store.apply(WriteBatch(NS, delete_memories=["m2"], memories=[memory(4, keywords="tea")]))
+    check()
+    store.apply(WriteBatch(NS, delete_memories=["m3"]))
+    check()
+    store.apply(WriteBatch(NS, memories=[memory(5, keywords="deploy rollback")]))
+    check()
+    store.apply(WriteBatch(NS, patches=[("m1", {"importance": 0.9})]))  # terms untouched
+    check()
+    store.apply(WriteBatch(NS, delete_memories=["m1", "m4", "m5"]))
+    check()
+    assert store.keyword_stats(NS, terms)[0].docs == 0
+
+
 def test_types_validity_and_supersession_round_trip(store: MemoryStore) -> None:
     a = memory(1).copy(type="decision", valid_from=T0 - timedelta(days=3),
                        valid_until=T0 + timedelta(days=3))
