@@ -8,7 +8,9 @@
 //          (namespace, id, hash): a changed vector gets a new node and the memory's vec_hash /
 //          ctx_hash points at it; stale nodes are filtered by that hash and vacuumed later.
 //          Never SET or DELETE an indexed vector node: FalkorDB 4.16 loses HNSW hits then
-//          (ADR 0003). A memory given without embedding keeps its stored vectors.
+//          (ADR 0003). A memory given without embedding keeps its stored vectors; a vector
+//          node that already exists (a stale one: the content changed back, or the id was
+//          deleted and written again) is pointed at again, never duplicated.
 //          Keyword statistics follow the deletes and upserts (ADR 0016): document counts
 //          and lengths per field on (:GraphmemKeywordStats), document frequencies per term
 //          on (:GraphmemTerm), from each memory's term lists before and after the batch.
@@ -59,11 +61,15 @@ ON CREATE SET m.seq = p.seq
 WITH m, p, m.vec_hash AS old_vec, m.ctx_hash AS old_ctx,
      coalesce(m.kw_terms, []) AS okw, coalesce(m.ctx_terms, []) AS octx,
      coalesce(m.kw_len, 0) AS okl, coalesce(m.ctx_len, 0) AS ocl
+OPTIONAL MATCH (cv:ContentVector {namespace: $namespace, id: p.id, hash: p.vec_hash})
+WITH m, p, old_vec, old_ctx, okw, octx, okl, ocl, count(cv) AS have_vec
+OPTIONAL MATCH (xv:ContextVector {namespace: $namespace, id: p.id, hash: p.ctx_hash})
+WITH m, p, old_vec, old_ctx, okw, octx, okl, ocl, have_vec, count(xv) AS have_ctx
 SET m += p.props
-FOREACH (_ IN CASE WHEN p.embedding IS NOT NULL AND (old_vec IS NULL OR old_vec <> p.vec_hash)
-              THEN [1] ELSE [] END |
+FOREACH (_ IN CASE WHEN p.embedding IS NOT NULL AND have_vec = 0
+                    AND (old_vec IS NULL OR old_vec <> p.vec_hash) THEN [1] ELSE [] END |
   CREATE (:ContentVector {namespace: $namespace, id: p.id, hash: p.vec_hash, vector: vecf32(p.embedding)}))
-FOREACH (_ IN CASE WHEN p.context_embedding IS NOT NULL
+FOREACH (_ IN CASE WHEN p.context_embedding IS NOT NULL AND have_ctx = 0
                     AND (old_ctx IS NULL OR old_ctx <> p.ctx_hash) THEN [1] ELSE [] END |
   CREATE (:ContextVector {namespace: $namespace, id: p.id, hash: p.ctx_hash, vector: vecf32(p.context_embedding)}))
 SET m.vec_hash = CASE WHEN p.embedding IS NULL THEN old_vec ELSE p.vec_hash END,

@@ -475,10 +475,28 @@ def _oracle(store: MemoryStore, terms: list[str]) -> list[tuple[int, float, dict
     return out
 
 
+def test_a_vector_changed_back_or_written_again_reads_back_once(store: MemoryStore) -> None:
+    """A content edited and reverted (A -> B -> A), or an id deleted and written again,
+    points at a vector node that already exists: it must not be duplicated (graph engines
+    keep replaced vector nodes until they are vacuumed, ADR 0003)."""
+    a = memory(1)
+    store.apply(WriteBatch(NS, memories=[a]))
+    store.apply(WriteBatch(NS, memories=[a.copy(embedding=vec(2))]))
+    store.apply(WriteBatch(NS, memories=[a]))
+    store.apply(WriteBatch(NS, delete_memories=["m1"]))
+    store.apply(WriteBatch(NS, memories=[a]))
+    rows = [m.id for page in store.iter_memories(NS) for m in page]
+    assert rows == ["m1"]
+    got = store.get_memories(NS, ["m1"], embeddings=True)["m1"]
+    assert got.embedding is not None and np.allclose(got.embedding, vec(1), atol=1e-3)
+    assert [i for i, _ in store.vector_topk(NS, vec(1), 5)] == ["m1"]
+
+
 def test_keyword_statistics_follow_every_write(store: MemoryStore) -> None:
     """ADR 0016: the graph engines keep the statistics at write time; every store must give
     what a count over its memories gives, after upserts that change the terms, deletes,
-    a delete beside an insert in one batch, repeated terms and context fields."""
+    a delete beside an insert in one batch, an id deleted and written again (later and in
+    one batch), repeated terms and context fields."""
     terms = ["deploy", "fail", "tea", "rollback", "none"]
 
     def check() -> None:
@@ -501,9 +519,13 @@ def test_keyword_statistics_follow_every_write(store: MemoryStore) -> None:
     check()
     store.apply(WriteBatch(NS, memories=[memory(5, keywords="deploy rollback")]))
     check()
+    store.apply(WriteBatch(NS, memories=[c.copy(keywords="deploy rollback")]))  # m3 again
+    check()
+    store.apply(WriteBatch(NS, delete_memories=["m3"], memories=[c.copy(keywords="tea")]))
+    check()  # deleted and written again in one batch
     store.apply(WriteBatch(NS, patches=[("m1", {"importance": 0.9})]))  # terms untouched
     check()
-    store.apply(WriteBatch(NS, delete_memories=["m1", "m4", "m5"]))
+    store.apply(WriteBatch(NS, delete_memories=["m1", "m3", "m4", "m5"]))
     check()
     assert store.keyword_stats(NS, terms)[0].docs == 0
 
