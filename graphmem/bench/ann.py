@@ -22,15 +22,15 @@ from graphmem.engine.embedding import make_embedder
 from graphmem.models import Memory
 from graphmem.rules.text import content_hash
 from graphmem.store.base import WriteBatch
-from graphmem.store.cypher import CypherStore
+from graphmem.store.cypher import JOIN_SEP, CypherStore, vector_matches
 from graphmem.store.falkordb_conn import FalkorDBConnection
 from graphmem.store.falkordb_server import FalkorDBServer
 
 
 def _measure(store: CypherStore, ids: list[str], vecs: np.ndarray, queries: np.ndarray,
              k: int) -> dict[str, Any]:
-    """Recall of the adapter's vector_topk (which over-fetches 4 x k, at least 64) and of the
-    bare index asked for exactly k, against the exact top-k."""
+    """Recall of the adapter's vector_topk (which over-fetches what the join lets survive)
+    and of the bare index asked for exactly k, against the exact top-k."""
     exact = np.argsort(-(queries @ vecs.T), axis=1)[:, :k]
     recalls, raw, times = [], [], []
     st = store._st("search/vector")
@@ -42,8 +42,8 @@ def _measure(store: CypherStore, ids: list[str], vecs: np.ndarray, queries: np.n
         recalls.append(len({i for i, _ in got} & want) / k)
         rows = store.conn.run(st, {"label": "ContentVector", "fetch": k, "namespace": "bench",
                                    "vector": [float(x) for x in q], "statuses": ["active"],
-                                   "tiers": None})
-        raw.append(len({m["id"] for m in rows[0]["matches"]} & want) / k)
+                                   "tiers": None, "sep": JOIN_SEP})
+        raw.append(len({i for i, _ in vector_matches(rows[0])} & want) / k)
     return {f"recall@{k}": round(float(np.mean(recalls)), 4),
             f"index_recall@{k}": round(float(np.mean(raw)), 4), "latency": _latency(times)}
 

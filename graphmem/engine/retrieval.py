@@ -241,9 +241,9 @@ class Retriever:
         seed_terms = self._seed_terms(terms, stats)
         newest = self._over_budget(seed_terms, stats)
         asked = rc.newest_pool if newest else rc.keyword_pool
-        found = self.store.keyword_topk(ns, seed_terms, max(rc.keyword_k, asked),
-                                        tiers=q.tiers, statuses=statuses, newest=newest)
-        keyword = self._rescore_keyword(ns, seed_terms, stats, found)[: rc.keyword_k]
+        found = self.store.keyword_candidates(ns, seed_terms, max(rc.keyword_k, asked),
+                                              tiers=q.tiers, statuses=statuses, newest=newest)
+        keyword = self._rescore_keyword(seed_terms, stats, found)[: rc.keyword_k]
         ordered, seeds = scoring.seeds(dense, context, keyword, q.min_similarity, rc.rrf_k,
                                        rc.seeds)
         if not seeds:
@@ -255,7 +255,7 @@ class Retriever:
         reached = bounded_walk(seeds, edges, q.depth, rc.edge_weights, rc.hop_decay,
                                rc.max_walk_nodes)
         pool = set(ordered) | set(reached)
-        memories = self.store.get_memories(ns, list(pool))
+        memories, cosines = self.store.get_scored(ns, sorted(pool), vec)
         lineage = self._lineage(ns, [m for m in memories.values()
                                      if m.status is not Status.ACTIVE]) \
             if q.include_archived else {}
@@ -265,7 +265,6 @@ class Retriever:
         cands.sort()  # deterministic order for ties
 
         # 4. terms
-        cosines = self.store.similarities(ns, cands, vec)
         sem, ctx_sem = {}, {}
         for i in cands:
             on_content, on_context = cosines.get(i, (0.0, None))
@@ -391,22 +390,22 @@ class Retriever:
             used += df[t]
         return chosen
 
-    def _rescore_keyword(self, ns: str, terms: list[str], stats: Any,
-                         found: list[tuple[str, float]]) -> list[tuple[str, float]]:
-        """The full-text index's candidates ranked by the namespace's own BM25 (the rerank's
-        formula and field weights): the index only finds, so every engine (FTS5, Lucene and
-        RediSearch score differently) seeds the same memories in the same order (ADR 0007)."""
+    def _rescore_keyword(self, terms: list[str], stats: Any,
+                         found: list[tuple[str, str, str]]) -> list[tuple[str, float]]:
+        """The full-text index's candidates (id, keywords, context_keywords) ranked by the
+        namespace's own BM25 (the rerank's formula and field weights): the index only finds,
+        so every engine (FTS5, Lucene and RediSearch score differently) seeds the same
+        memories in the same order (ADR 0007)."""
         if not found or stats is None:
-            return found
-        fields = self.store.keyword_fields(ns, [i for i, _ in found])
+            return []
         rc = self.config.retrieval
         w0, w1 = rc.bm25_field_weights
-        kw = bm25(terms, {i: self._split(f[0]) for i, f in fields.items()}, stats[0].df,
+        kw = bm25(terms, {i: self._split(f) for i, f, _ in found}, stats[0].df,
                   stats[0].docs, stats[0].avg_length, k1=rc.bm25_k1, b=rc.bm25_b)
-        ctx = bm25(terms, {i: self._split(f[1]) for i, f in fields.items()}, stats[1].df,
+        ctx = bm25(terms, {i: self._split(f) for i, _, f in found}, stats[1].df,
                    stats[1].docs, stats[1].avg_length, k1=rc.bm25_k1, b=rc.bm25_b)
-        scored = [(i, w0 * kw.get(i, 0.0) + w1 * ctx.get(i, 0.0)) for i in fields]
-        return sorted(scored, key=lambda x: (-x[1], x[0]))
+        scored = {i: w0 * kw.get(i, 0.0) + w1 * ctx.get(i, 0.0) for i, _, _ in found}
+        return sorted(scored.items(), key=lambda x: (-x[1], x[0]))
 
     def _keyword_terms(self, terms: list[str], stats: Any, memories: list[Memory]
                        ) -> tuple[dict[str, float], dict[str, float]]:

@@ -198,6 +198,12 @@ class MemoryStore(Protocol):
         semantic terms, computed where the vectors are (none cross the port)."""
         ...
 
+    def get_scored(self, namespace: str, ids: Sequence[str], vector: np.ndarray
+                   ) -> tuple[dict[str, Memory], dict[str, tuple[float, float | None]]]:
+        """``get_memories`` (without vectors) and ``similarities`` of the same ids in one read:
+        retrieval's candidates and their semantic terms, one round trip on a server (ADR 0017)."""
+        ...
+
     def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         """id -> (keywords, context_keywords) of the memories of ``ids`` in the namespace: the
         light read with which retrieval ranks full-text candidates itself (ADR 0007)."""
@@ -295,6 +301,16 @@ class MemoryStore(Protocol):
         engine must score every posting to rank may return the k matches it stored last
         instead, newest first with score 0 (SQLite: FTS5 walks rowids without scoring,
         ADR 0011). Filters hold either way."""
+        ...
+
+    def keyword_candidates(
+        self, namespace: str, terms: Sequence[str], k: int, *,
+        tiers: Collection[Tier] | None = None,
+        statuses: Collection[Status] = (Status.ACTIVE,), newest: bool = False,
+    ) -> list[tuple[str, str, str]]:
+        """``keyword_topk``'s candidates in its order, each as (id, keywords,
+        context_keywords): the search and the light read with which retrieval ranks them
+        itself (ADR 0007) in one round trip (ADR 0017)."""
         ...
 
     def keyword_stats(self, namespace: str, terms: Sequence[str]

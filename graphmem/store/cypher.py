@@ -1,6 +1,7 @@
 """Cypher adapter: the store port over Neo4j 5 or FalkorDB, every statement from ``cypher/``.
 
-Stateless (no caches), so several API replicas can share one database. Values go in as
+Stateless (no caches; one hint, the share of vector hits that survive the join, only sizes
+a fetch), so several API replicas can share one database. Values go in as
 parameters only; relationship types and index/attribute names come from allow-lists in the
 statement files or this module, never from input. A ``WriteBatch`` is one statement, so it is
 atomic on FalkorDB (which has no multi-statement transactions) as on Neo4j.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import time
 from collections.abc import Collection, Iterator, Sequence
 from datetime import UTC, datetime
@@ -60,6 +62,8 @@ _VECTOR_TARGET = {  # allow-list: field -> (parameter name, index (Neo4j) / labe
 }
 _MAX_FETCH = 20_000
 _MANY_CHUNK = 250  # vectors per search/vector_many statement
+#: joins the cells FalkorDB packs (ADR 0017): never in a validated id or analysed keywords
+JOIN_SEP = "\n"
 
 
 def _first_fetch(k: int) -> int:
@@ -71,11 +75,40 @@ def _vector_hits(row: dict[str, Any], k: int, fetch: int) -> tuple[list[tuple[st
     enough hits, or the index gave fewer than asked (exhausted), or the fetch is at its cap.
     Otherwise other namespaces / statuses crowded the fetch out and it must be widened."""
     best: dict[str, float] = {}
-    for m in row["matches"] or []:
-        best[m["id"]] = max(float(m["similarity"]), best.get(m["id"], -2.0))
+    for id_, similarity in vector_matches(row):
+        best[id_] = max(similarity, best.get(id_, -2.0))
     matches = sorted(best.items(), key=lambda p: -p[1])
     done = len(matches) >= k or int(row["fetched"]) < fetch or fetch >= _MAX_FETCH
     return matches[:k], done
+
+
+def vector_matches(row: dict[str, Any]) -> list[tuple[str, float]]:
+    """(id, similarity) of a search/vector row: a list of maps (Neo4j, vector_many) or
+    FalkorDB's two cells, ids joined by ``JOIN_SEP`` and a JSON list (ADR 0017)."""
+    if "ids" not in row:
+        return [(m["id"], float(m["similarity"])) for m in row.get("matches") or []]
+    n = int(row["n"] or 0)
+    if n == 0:
+        return []
+    ids, sims = str(row["ids"]).split(JOIN_SEP), json.loads(row["similarities"])
+    if len(ids) != n or len(sims) != n:
+        raise StoreError("search/vector: a stored id holds a newline (ids are validated)")
+    return list(zip(ids, map(float, sims), strict=True))
+
+
+def _unpack(rows: list[dict[str, Any]], asked: set[str]) -> list[dict[str, Any]] | None:
+    """FalkorDB's memory/get_scored rows with their JSON cell spread out; None when a cell is
+    not what the statement packs (an id not asked for, or JSON the server left unescaped)."""
+    out = []
+    for r in rows:
+        try:
+            packed = json.loads(r.pop("packed"), strict=False)
+        except (TypeError, ValueError):
+            return None
+        if not isinstance(packed, dict) or packed.get("id") not in asked:
+            return None
+        out.append(packed | r)
+    return out
 
 
 @runtime_checkable
@@ -138,6 +171,9 @@ class CypherStore:
 
     def __init__(self, connection: Connection, *, dim: int = 384) -> None:
         self.conn = connection
+        #: (namespace, field, tiers, statuses) -> share of the last full vector fetch that
+        #: survived the join: sizes the next first fetch (a hint; never changes an answer)
+        self._survival: dict[tuple[Any, ...], float] = {}
         self.dialect = connection.dialect
         self.dim = dim
 
@@ -215,6 +251,24 @@ class CypherStore:
         return {r["id"]: (float(r["content"]),
                           None if r["context"] is None else float(r["context"]))
                 for r in rows if r["content"] is not None}
+
+    def get_scored(self, namespace: str, ids: Sequence[str], vector: np.ndarray
+                   ) -> tuple[dict[str, Memory], dict[str, tuple[float, float | None]]]:
+        if not ids:
+            return {}, {}
+        unique = list(dict.fromkeys(ids))
+        rows = self._run("memory/get_scored", namespace=namespace, ids=unique,
+                         vector=[float(x) for x in vector])
+        if self.dialect == "falkordb":
+            unpacked = _unpack(rows, set(unique))
+            if unpacked is None:  # a field that should not hold free text did: read apart
+                return (self.get_memories(namespace, unique),
+                        self.similarities(namespace, unique, vector))
+            rows = unpacked
+        sims = {r["id"]: (float(r["sim_content"]),
+                          None if r["sim_context"] is None else float(r["sim_context"]))
+                for r in rows if r["sim_content"] is not None}
+        return {r["id"]: _memory(r) for r in rows}, sims
 
     def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         if not ids:
@@ -332,10 +386,9 @@ class CypherStore:
         params = {"namespace": namespace, "ids": list(ids),
                   "types": None if types is None else [t.value for t in types]}
         out: dict[EdgeKey, Relation] = {}
-        for name in ("edge/out_of", "edge/into"):
-            for r in self.conn.run(self._st(name), params):
-                e = codec.edge(namespace, r)
-                out[e.key] = e
+        for r in self.conn.run(self._st("edge/touching"), params):
+            e = codec.edge(namespace, r)
+            out[e.key] = e
         return list(out.values())
 
     def neighbourhood(self, namespace: str, seeds: Collection[str], depth: int, *,
@@ -373,14 +426,25 @@ class CypherStore:
             "statuses": [s.value for s in statuses],
             "tiers": None if tiers is None else [t.value for t in tiers], key: target,
         }
-        fetch = _first_fetch(k)
+        if self.dialect == "falkordb":
+            params["sep"] = JOIN_SEP
+        # the share of hits that survived the last search of this namespace and field
+        # sizes the first fetch (a hint, not state: a short fetch only costs a wider retry)
+        hint = (namespace, field, params["tiers"] and tuple(params["tiers"]),
+                tuple(params["statuses"]))
+        share = self._survival.get(hint, 0.25)
+        fetch = min(max(math.ceil(k / max(share, 1 / 64) * 1.25), k + 8), _MAX_FETCH)
         while True:
             rows = self._run("search/vector", fetch=fetch, **params)
             row: dict[str, Any] = rows[0] if rows else {"fetched": 0, "matches": []}
             matches, done = _vector_hits(row, k, fetch)
+            fetched = int(row["fetched"] or 0)
+            if fetched >= fetch:  # a full fetch measures the share; a short one is everything
+                share = len(vector_matches(row)) / fetched
+                self._survival[hint] = share
             if done:
                 return matches
-            fetch = min(fetch * 4, _MAX_FETCH)
+            fetch = min(max(fetch * 4, math.ceil(k / max(share, 1 / 64) * 1.25)), _MAX_FETCH)
 
     def vector_topk_many(self, namespace: str, vectors: np.ndarray, k: int, *,
                          statuses: Collection[Status] = (Status.ACTIVE,),
@@ -412,16 +476,44 @@ class CypherStore:
                      statuses: Collection[Status] = (Status.ACTIVE,), newest: bool = False,
                      ) -> list[tuple[str, float]]:
         # ``newest`` is a hint: the server-side indexes rank by score at the same cost
+        params = self._keyword_params(namespace, terms, k, tiers, statuses)
+        if params is None:
+            return []
+        return [(r["id"], float(r["score"])) for r in self._run("search/keyword", **params)]
+
+    def keyword_candidates(self, namespace: str, terms: Sequence[str], k: int, *,
+                           tiers: Collection[Tier] | None = None,
+                           statuses: Collection[Status] = (Status.ACTIVE,),
+                           newest: bool = False) -> list[tuple[str, str, str]]:
+        params = self._keyword_params(namespace, terms, k, tiers, statuses)
+        if params is None:
+            return []
+        if self.dialect != "falkordb":
+            return [(r["id"], r["keywords"], r["context_keywords"])
+                    for r in self._run("search/keyword_candidates", **params)]
+        row = self._run("search/keyword_candidates", sep=JOIN_SEP, **params)[0]
+        n = int(row["n"] or 0)
+        if n == 0:
+            return []
+        cols = [str(row[c]).split(JOIN_SEP) for c in ("ids", "keywords", "context_keywords")]
+        if any(len(c) != n for c in cols):  # a field held the separator: ask row by row
+            found = self.keyword_topk(namespace, terms, k, tiers=tiers, statuses=statuses)
+            fields = self.keyword_fields(namespace, [i for i, _ in found])
+            return [(i, *fields[i]) for i, _ in found if i in fields]
+        return list(zip(*cols, strict=True))
+
+    def _keyword_params(self, namespace: str, terms: Sequence[str], k: int,
+                        tiers: Collection[Tier] | None, statuses: Collection[Status]
+                        ) -> dict[str, Any] | None:
         words = [t for t in dict.fromkeys(terms) if t.isalnum()]
         if not words or k <= 0:
-            return []
+            return None
         # Lucene (Neo4j) reads AND / OR / NOT as operators: every term is quoted there
         query = ("|".join(words) if self.dialect == "falkordb"
                  else " ".join(f'"{w}"' for w in words))
-        rows = self._run("search/keyword", query=query, namespace=namespace,
-                         statuses=[s.value for s in statuses], k=k,
-                         tiers=None if tiers is None else [t.value for t in tiers])
-        return [(r["id"], float(r["score"])) for r in rows]
+        return {"query": query, "namespace": namespace, "k": k,
+                "statuses": [s.value for s in statuses],
+                "tiers": None if tiers is None else [t.value for t in tiers]}
 
     def keyword_stats(self, namespace: str, terms: Sequence[str]
                       ) -> tuple[TermStats, TermStats]:

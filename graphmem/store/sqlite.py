@@ -14,7 +14,6 @@ import logging
 import os
 import sqlite3
 import threading
-from collections import OrderedDict
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -67,7 +66,6 @@ _UPSERT = (
 )
 _CHUNK = 500
 #: keyword fields kept from the last full-text candidates (retrieval re-reads them at once)
-_FIELDS_CACHE = 50_000
 
 
 _ts, _dt, _blob, _vec = codec.ts, codec.dt, codec.blob, codec.vector
@@ -144,9 +142,6 @@ class SQLiteStore:
         self._vectors: dict[str, VectorIndex] = {}
         self._adj: dict[str, dict[str, dict[EdgeKey, Relation]]] = {}
         self._kstats: dict[str, tuple[FieldStats, FieldStats]] = {}
-        #: (namespace, id) -> (keywords, context_keywords), filled by ``keyword_topk``, read by
-        #: ``keyword_fields``, dropped for every memory a batch writes or deletes
-        self._fields: OrderedDict[tuple[str, str], tuple[str, str]] = OrderedDict()
         self._graphs = GraphKeeper(self.folder, dim, self.config)
 
     # lifecycle ------------------------------------------------------------------------------
@@ -188,7 +183,6 @@ class SQLiteStore:
             self._vectors.clear()
             self._adj.clear()
             self._kstats.clear()
-            self._fields.clear()
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -395,8 +389,6 @@ class SQLiteStore:
                 self._count_keywords(ns, m.keywords, m.context_keywords, 1)
             for key in dropped:
                 self._uncache_edge(ns, key)
-            for id_ in touched:
-                self._fields.pop((ns, id_), None)
             for id_ in batch.delete_memories:
                 index.remove(id_)
             for m in batch.memories:
@@ -471,16 +463,14 @@ class SQLiteStore:
             index = self._vectors.get(namespace)
             return {} if index is None else index.similarities(ids, vector)
 
+    def get_scored(self, namespace: str, ids: Sequence[str], vector: np.ndarray
+                   ) -> tuple[dict[str, Memory], dict[str, tuple[float, float | None]]]:
+        return self.get_memories(namespace, ids), self.similarities(namespace, ids, vector)
+
     def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         out: dict[str, tuple[str, str]] = {}
+        unique = list(dict.fromkeys(ids))
         with self._guard():
-            unique = []
-            for id_ in dict.fromkeys(ids):
-                cached = self._fields.get((namespace, id_))
-                if cached is None:
-                    unique.append(id_)
-                else:
-                    out[id_] = cached
             for i in range(0, len(unique), _CHUNK):
                 chunk = unique[i:i + _CHUNK]
                 for id_, kw, ctx in self.conn.execute(
@@ -694,6 +684,20 @@ class SQLiteStore:
                      tiers: Collection[Tier] | None = None,
                      statuses: Collection[Status] = (Status.ACTIVE,), newest: bool = False,
                      ) -> list[tuple[str, float]]:
+        rows = self._keyword_rows(namespace, terms, k, tiers, statuses, newest)
+        return [(r[0], float(r[1])) for r in rows]
+
+    def keyword_candidates(self, namespace: str, terms: Sequence[str], k: int, *,
+                           tiers: Collection[Tier] | None = None,
+                           statuses: Collection[Status] = (Status.ACTIVE,),
+                           newest: bool = False) -> list[tuple[str, str, str]]:
+        rows = self._keyword_rows(namespace, terms, k, tiers, statuses, newest)
+        return [(r[0], r[2] or "", r[3] or "") for r in rows]
+
+    def _keyword_rows(self, namespace: str, terms: Sequence[str], k: int,
+                      tiers: Collection[Tier] | None, statuses: Collection[Status],
+                      newest: bool) -> list[tuple[Any, ...]]:
+        """(id, score, keywords, context_keywords) of the full-text search, best first."""
         words = _match_expr(terms)
         if not words or k <= 0 or not statuses:
             return []
@@ -714,16 +718,9 @@ class SQLiteStore:
                "JOIN memories m ON m.pk = f.rowid ORDER BY f.score DESC, m.pk DESC")
         with self._guard():
             try:
-                rows = self.conn.execute(sql, (expr, k)).fetchall()
+                return list(self.conn.execute(sql, (expr, k)).fetchall())
             except sqlite3.Error as exc:
                 raise StoreError(f"keyword search failed: {exc}") from exc
-            cache = self._fields
-            for id_, _, kw, ctx in rows:  # retrieval reads these next (keyword_fields)
-                cache[(namespace, id_)] = (kw or "", ctx or "")
-                cache.move_to_end((namespace, id_))
-            while len(cache) > _FIELDS_CACHE:
-                cache.popitem(last=False)
-            return [(r[0], float(r[1])) for r in rows]
 
     def keyword_stats(self, namespace: str, terms: Sequence[str]
                       ) -> tuple[TermStats, TermStats]:

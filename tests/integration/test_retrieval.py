@@ -187,13 +187,13 @@ def test_keyword_seeds_take_the_newest_matches_only_over_the_postings_budget(
             mem.store(f"deploy number {i} went out", namespace=NS)
         mem.store("rollback of the deploy", namespace=NS)
         asked: list[tuple[list[str], bool, int]] = []
-        real = mem.backend.keyword_topk
+        real = mem.backend.keyword_candidates
 
         def spy(ns: str, terms: Any, k: int, **kw: Any) -> Any:
             asked.append((list(terms), kw["newest"], k))
             return real(ns, terms, k, **kw)
 
-        mem.backend.keyword_topk = spy  # type: ignore[method-assign,assignment]
+        mem.backend.keyword_candidates = spy  # type: ignore[method-assign,assignment]
         mem.retrieve("rollback deploy", namespace=NS)
         mem.retrieve("deploy", namespace=NS)
         assert asked == [(["rollback"], False, 1000), (["deploy"], True, 200)]

@@ -31,6 +31,8 @@ CALLS: dict[str, Callable[[SQLiteStore], Any]] = {
     "namespaces": lambda s: s.namespaces(),
     "counts": lambda s: s.counts(NS),
     "keyword_topk": lambda s: s.keyword_topk(NS, ["memori"], 5),
+    "keyword_candidates": lambda s: s.keyword_candidates(NS, ["memori"], 5),
+    "get_scored": lambda s: s.get_scored(NS, ["m1"], memory(1).embedding),
     "get_run": lambda s: s.get_run("r1"),
     "list_runs": lambda s: s.list_runs(),
     "run_counts": lambda s: s.run_counts(),

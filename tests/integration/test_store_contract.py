@@ -294,6 +294,66 @@ def test_sqlite_newest_keyword_matches_are_the_last_stored(tmp_path: Path) -> No
         s.close()
 
 
+def test_keyword_candidates_are_the_search_with_its_fields(store: MemoryStore) -> None:
+    """One round trip for retrieval's keyword seeds (ADR 0017): the ids of ``keyword_topk``
+    in its order, each with what ``keyword_fields`` reads, under the same filters - also when
+    a field holds the separator FalkorDB joins the reply with (a newline)."""
+    ms = [memory(i, keywords=["deploy fail migrat", "deploy", "tea coffe", "deploy odd"][i % 4],
+                 tier=Tier.FAST if i % 3 == 0 else Tier.MEDIUM) for i in range(12)]
+    ms[2].context_keywords = "deploy tea"
+    ms[3].context_keywords = "late\nnight"
+    store.apply(WriteBatch(NS, memories=ms))
+    store.apply(WriteBatch("other", memories=[memory(99, ns="other", keywords="deploy")]))
+    for terms, tiers in ((["deploy", "migrat"], None), (["tea"], None),
+                         (["deploy"], [Tier.FAST]), (["fail", "coffe"], [Tier.MEDIUM])):
+        top = store.keyword_topk(NS, terms, 50, tiers=tiers)
+        got = store.keyword_candidates(NS, terms, 50, tiers=tiers)
+        assert top and [i for i, _, _ in got] == [i for i, _ in top], terms
+        fields = store.keyword_fields(NS, [i for i, _ in top])
+        assert {i: (kw, ctx) for i, kw, ctx in got} == fields
+    assert ("m3", "deploy odd", "late\nnight") in store.keyword_candidates(NS, ["deploy"], 50)
+    assert len(store.keyword_candidates(NS, ["deploy"], 3)) == 3
+    assert store.keyword_candidates(NS, [], 10) == []
+    assert store.keyword_candidates(NS, ['quote"s', "or"], 10) == []
+    assert store.keyword_candidates(NS, ["deploy"], 10, statuses=[Status.ARCHIVED]) == []
+    rewritten = memory(1, keywords="rollback done")
+    store.apply(WriteBatch(NS, memories=[rewritten], delete_memories=["m5"]))
+    after = {i: kw for i, kw, _ in store.keyword_candidates(NS, ["deploy", "rollback"], 50)}
+    assert after["m1"] == "rollback done" and "m5" not in after
+
+
+def test_get_scored_is_get_memories_with_similarities(store: MemoryStore) -> None:
+    """Retrieval's candidate read (ADR 0017) answers what its two reads answer apart."""
+    odd = memory(2, keywords='odd "quoted\\ keyword')  # FalkorDB's toJSON leaves it raw
+    odd.content, odd.metadata = 'free "text"\n\\ é', {"k": 'v"\n'}
+    store.apply(WriteBatch(NS, memories=[memory(1, context=True), memory(5,
+                                         status=Status.ARCHIVED)]))
+    bare = memory(3)
+    bare.embedding = None
+    store.apply(WriteBatch(NS, memories=[bare]))
+    store.apply(WriteBatch("other", memories=[memory(4, ns="other")]))
+    q = vec(1) * 0.6 + vec(1001) * 0.8
+    q = q / np.linalg.norm(q)
+    ids = ["m1", "m2", "m3", "m4", "m5", "nope"]
+    memories, sims = store.get_scored(NS, ids, q)
+    assert "m2" not in memories
+    store.apply(WriteBatch(NS, memories=[odd]))
+    memories, sims = store.get_scored(NS, ids, q)
+    assert memories["m2"].keywords == odd.keywords and memories["m2"].content == odd.content
+    alone = store.get_memories(NS, ids)
+    assert set(memories) == set(alone) == {"m1", "m2", "m3", "m5"}
+    for i, m in memories.items():
+        assert m.embedding is None and m.context_embedding is None
+        assert m == alone[i].copy(embedding=None, context_embedding=None)
+    apart = store.similarities(NS, ids, q)
+    assert set(sims) == set(apart) == {"m1", "m2", "m5"}
+    for i, (on_content, on_context) in sims.items():
+        assert on_content == pytest.approx(apart[i][0], abs=1e-6)
+        assert (on_context is None) == (apart[i][1] is None)
+    assert sims["m1"][1] == pytest.approx(float(vec(1001) @ q), abs=1e-5)
+    assert store.get_scored(NS, [], q) == ({}, {})
+
+
 def test_keyword_fields_follow_a_rewrite_after_a_search(store: MemoryStore) -> None:
     """A store may keep the fields a keyword search just read; a rewrite or a delete must not
     leave the old ones behind."""
