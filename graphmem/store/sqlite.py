@@ -33,8 +33,8 @@ from graphmem.models import (
     Tier,
     Transition,
 )
-from graphmem.rules.bm25 import FieldStats, TermStats
-from graphmem.store import codec
+from graphmem.rules.bm25 import TermStats
+from graphmem.store import codec, sqlite_keywords
 from graphmem.store.ann_keeper import GraphKeeper, bump_epoch
 from graphmem.store.base import (
     SORT_FIELDS,
@@ -140,8 +140,6 @@ class SQLiteStore:
         self._folder_lock = FolderLock(self.folder)
         self._conn: sqlite3.Connection | None = None
         self._vectors: dict[str, VectorIndex] = {}
-        self._adj: dict[str, dict[str, dict[EdgeKey, Relation]]] = {}
-        self._kstats: dict[str, tuple[FieldStats, FieldStats]] = {}
         self._graphs = GraphKeeper(self.folder, dim, self.config)
 
     # lifecycle ------------------------------------------------------------------------------
@@ -181,8 +179,6 @@ class SQLiteStore:
                 self._conn = None
             self._folder_lock.release()
             self._vectors.clear()
-            self._adj.clear()
-            self._kstats.clear()
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -221,22 +217,15 @@ class SQLiteStore:
 
     def _load_caches(self) -> None:
         cursor = self.conn.execute(
-            "SELECT namespace, id, tier, status, embedding, context_embedding, keywords, "
-            "context_keywords, pk FROM memories ORDER BY pk"
+            "SELECT namespace, id, tier, status, embedding, context_embedding, pk "
+            "FROM memories WHERE embedding IS NOT NULL ORDER BY pk"
         )
         while rows := cursor.fetchmany(20_000):  # in bulk: ~4x faster than row by row
             by_ns: dict[str, list[Any]] = {}
             for row in rows:
                 by_ns.setdefault(row[0], []).append(row)
             for ns, part in by_ns.items():
-                stats = self._kstats.setdefault(ns, (FieldStats(), FieldStats()))
-                stats[0].add_many((r[6] or "").split() for r in part)
-                stats[1].add_many((r[7] or "").split() for r in part)
-                self._load_vectors(ns, [r for r in part if r[4] is not None])
-        for row in self.conn.execute(
-            "SELECT namespace, source_id, target_id, type, score, created_at, source FROM edges"
-        ):
-            self._cache_edge(_edge(row))
+                self._load_vectors(ns, part)
         log.info("opened %s: %d namespaces", self.folder, len(self._vectors))
 
     def _load_vectors(self, ns: str, rows: list[Any]) -> None:
@@ -249,7 +238,7 @@ class SQLiteStore:
             context[has] = np.frombuffer(b"".join(r[5] for r in rows if r[5] is not None),
                                          dtype=np.float32).reshape(-1, self.dim)
         self._index(ns).extend(
-            [r[1] for r in rows], [r[8] for r in rows], content.reshape(-1, self.dim),
+            [r[1] for r in rows], [r[6] for r in rows], content.reshape(-1, self.dim),
             context, has, np.array([TIER_CODE[Tier(r[2])] for r in rows], dtype=np.int8),
             np.array([STATUS_CODE[Status(r[3])] for r in rows], dtype=np.int8))
 
@@ -258,28 +247,6 @@ class SQLiteStore:
         if index is None:
             index = self._vectors[namespace] = VectorIndex(self.dim)
         return index
-
-    def _count_keywords(self, namespace: str, keywords: str, context: str, sign: int) -> None:
-        stats = self._kstats.get(namespace)
-        if stats is None:
-            stats = self._kstats[namespace] = (FieldStats(), FieldStats())
-        stats[0].add(keywords.split(), sign)
-        stats[1].add(context.split(), sign)
-
-    def _cache_edge(self, e: Relation) -> None:
-        adj = self._adj.setdefault(e.namespace, {})
-        key = e.key
-        adj.setdefault(e.source_id, {})[key] = e
-        adj.setdefault(e.target_id, {})[key] = e
-
-    def _uncache_edge(self, namespace: str, key: EdgeKey) -> None:
-        adj = self._adj.get(namespace, {})
-        for node in (key[0], key[1]):
-            edges = adj.get(node)
-            if edges is not None:
-                edges.pop(key, None)
-                if not edges:
-                    del adj[node]
 
     # writes ---------------------------------------------------------------------------------
     def _transaction(self, work: Any) -> None:
@@ -308,8 +275,6 @@ class SQLiteStore:
         batch.check()
         ns = batch.namespace
         with self._guard():
-            adj = self._adj.get(ns, {})
-            dropped: set[EdgeKey] = set(batch.delete_edges)
             touched = list({*batch.delete_memories, *(m.id for m in batch.memories)})
             old_keywords: list[tuple[str, str]] = []
             new_pks: dict[str, int] = {}
@@ -319,8 +284,6 @@ class SQLiteStore:
                 old_keywords += self.conn.execute(
                     f"SELECT keywords, context_keywords FROM memories WHERE namespace = ? AND "
                     f"id IN ({_marks(len(chunk))})", (ns, *chunk)).fetchall()
-            for id_ in batch.delete_memories:
-                dropped.update(adj.get(id_, {}).keys())
 
             def work(conn: sqlite3.Connection) -> None:
                 conn.executemany(
@@ -339,6 +302,12 @@ class SQLiteStore:
                     conn.execute(f"DELETE FROM edges WHERE namespace = ? AND (source_id IN "
                                  f"({marks}) OR target_id IN ({marks}))", (ns, *chunk, *chunk))
                 conn.executemany(_UPSERT, [_row_params(m) for m in batch.memories])
+                deltas = sqlite_keywords.Deltas()
+                for kw, ckw in old_keywords:
+                    deltas.add(kw, ckw, -1)
+                for m in batch.memories:
+                    deltas.add(m.keywords, m.context_keywords, 1)
+                sqlite_keywords.write(conn, ns, deltas)
                 if batch.memories or batch.delete_memories:
                     bump_epoch(conn, ns)  # saved HNSW graphs are out of date from here
                 for i in range(0, len(batch.memories), _CHUNK):
@@ -383,12 +352,6 @@ class SQLiteStore:
             self._transaction(work_and_states)
             # the transaction committed: bring the caches in step
             index = self._index(ns)
-            for kw, ckw in old_keywords:
-                self._count_keywords(ns, kw, ckw, -1)
-            for m in batch.memories:
-                self._count_keywords(ns, m.keywords, m.context_keywords, 1)
-            for key in dropped:
-                self._uncache_edge(ns, key)
             for id_ in batch.delete_memories:
                 index.remove(id_)
             for m in batch.memories:
@@ -400,12 +363,6 @@ class SQLiteStore:
             for id_, tier, status in patched_states:
                 index.set_state(id_, tier, status)
             self._graphs.after_write(ns, index, self._lock)
-            for e in batch.edges:
-                old = adj.get(e.source_id, {}).get(e.key)
-                if old is not None:  # keep the original created_at, as the table does
-                    e = Relation(e.source_id, e.target_id, e.type, ns, e.score, old.created_at,
-                                 e.source)
-                self._cache_edge(e)
 
     @staticmethod
     def _patch(conn: sqlite3.Connection, ns: str,
@@ -645,13 +602,26 @@ class SQLiteStore:
     # graph ----------------------------------------------------------------------------------
     def edges_of(self, namespace: str, ids: Collection[str],
                  types: Collection[RelationType] | None = None) -> list[Relation]:
-        adj = self._adj.get(namespace, {})
+        """From the table (two indexed lookups per chunk; without ANALYZE the planner scanned
+        the namespace's primary key for the targets), not a copy in memory: a million edges
+        held as objects cost ~1 GB and several seconds to load at open (ADR 0018)."""
         out: dict[EdgeKey, Relation] = {}
+        unique = list(dict.fromkeys(ids))
+        wanted = None if types is None else {t.value for t in types}
         with self._guard():
-            for id_ in ids:
-                for key, e in adj.get(id_, {}).items():
-                    if types is None or e.type in types:
-                        out[key] = e
+            for i in range(0, len(unique), _CHUNK):
+                chunk = unique[i:i + _CHUNK]
+                marks = _marks(len(chunk))
+                for row in self.conn.execute(
+                        f"SELECT namespace, source_id, target_id, type, score, created_at, "
+                        f"source FROM edges WHERE namespace = ? AND source_id IN ({marks}) "
+                        f"UNION ALL SELECT namespace, source_id, target_id, type, score, "
+                        f"created_at, source FROM edges INDEXED BY ix_edges_target "
+                        f"WHERE namespace = ? AND target_id IN "
+                        f"({marks})", (namespace, *chunk, namespace, *chunk)):
+                    if wanted is None or row[3] in wanted:
+                        e = _edge(row)
+                        out[e.key] = e
         return list(out.values())
 
     def neighbourhood(self, namespace: str, seeds: Collection[str], depth: int, *,
@@ -725,8 +695,7 @@ class SQLiteStore:
     def keyword_stats(self, namespace: str, terms: Sequence[str]
                       ) -> tuple[TermStats, TermStats]:
         with self._guard():
-            stats = self._kstats.get(namespace) or (FieldStats(), FieldStats())
-            return stats[0].snapshot(terms), stats[1].snapshot(terms)
+            return sqlite_keywords.read(self.conn, namespace, terms)
 
     # jobs -----------------------------------------------------------------------------------
     def save_run(self, run: dict[str, Any]) -> None:

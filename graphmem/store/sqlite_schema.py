@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from graphmem.errors import SchemaVersionError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -155,9 +155,37 @@ def _to_v5(conn: sqlite3.Connection) -> None:
     _run(conn, _V5)
 
 
+# v6: BM25 statistics kept at write time (ADR 0018): opening a store no longer counts every
+# memory's terms; a store written before is counted once, here
+_V6 = """
+CREATE TABLE IF NOT EXISTS keyword_docs (
+    namespace TEXT NOT NULL,
+    field INTEGER NOT NULL,
+    docs INTEGER NOT NULL,
+    total INTEGER NOT NULL,
+    PRIMARY KEY (namespace, field)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS keyword_terms (
+    namespace TEXT NOT NULL,
+    field INTEGER NOT NULL,
+    term TEXT NOT NULL,
+    df INTEGER NOT NULL,
+    PRIMARY KEY (namespace, term, field)
+) WITHOUT ROWID
+"""
+
+
+def _to_v6(conn: sqlite3.Connection) -> None:
+    from graphmem.store import sqlite_keywords
+
+    _run(conn, _V6)
+    sqlite_keywords.rebuild(conn, conn.execute(
+        "SELECT namespace, keywords, context_keywords FROM memories"))
+
+
 #: version n -> the step that takes the database to n + 1
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    0: _to_v1, 1: _to_v2, 2: _to_v3, 3: _to_v4, 4: _to_v5}
+    0: _to_v1, 1: _to_v2, 2: _to_v3, 3: _to_v4, 4: _to_v5, 5: _to_v6}
 
 
 def current_version(conn: sqlite3.Connection) -> int:

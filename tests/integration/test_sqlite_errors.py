@@ -14,7 +14,7 @@ import pytest
 from graphmem.errors import StoreError
 from graphmem.store.base import WriteBatch
 from graphmem.store.sqlite import DB_FILE, SQLiteStore
-from tests.integration.test_store_contract import NS, memory
+from tests.integration.test_store_contract import NS, memory, vec
 
 AT = datetime(2026, 1, 2, tzinfo=UTC)
 CALLS: dict[str, Callable[[SQLiteStore], Any]] = {
@@ -32,7 +32,10 @@ CALLS: dict[str, Callable[[SQLiteStore], Any]] = {
     "counts": lambda s: s.counts(NS),
     "keyword_topk": lambda s: s.keyword_topk(NS, ["memori"], 5),
     "keyword_candidates": lambda s: s.keyword_candidates(NS, ["memori"], 5),
-    "get_scored": lambda s: s.get_scored(NS, ["m1"], memory(1).embedding),
+    "get_scored": lambda s: s.get_scored(NS, ["m1"], vec(1)),
+    "keyword_stats": lambda s: s.keyword_stats(NS, ["memori"]),
+    "edges_of": lambda s: s.edges_of(NS, ["m1"]),
+    "neighbourhood": lambda s: s.neighbourhood(NS, ["m1"], 2),
     "get_run": lambda s: s.get_run("r1"),
     "list_runs": lambda s: s.list_runs(),
     "run_counts": lambda s: s.run_counts(),

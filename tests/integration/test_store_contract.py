@@ -761,6 +761,32 @@ def test_sqlite_v1_data_migrates_to_current(tmp_path: Path) -> None:
         s.close()
 
 
+def test_sqlite_v5_data_gets_its_keyword_statistics_counted(tmp_path: Path) -> None:
+    """Schema 6 keeps the BM25 statistics in tables (ADR 0018); a store written before has
+    them counted once by the migration, the same as written from scratch."""
+    from graphmem.store import sqlite_schema
+
+    ms = [memory(i, keywords=["deploy fail migrat", "deploy", "tea coffe"][i % 3])
+          for i in range(7)]
+    ms[1].context_keywords = "deploy tea tea"
+    s = open_sqlite(tmp_path)
+    s.apply(WriteBatch(NS, memories=ms))
+    s.apply(WriteBatch("other", memories=[memory(9, ns="other", keywords="deploy")]))
+    want = s.keyword_stats(NS, ["deploy", "tea", "fail", "none"])
+    assert (want[0].docs, want[0].df["deploy"], want[1].docs, want[1].df["tea"]) == (7, 5, 1, 1)
+    s.conn.execute("DROP TABLE keyword_terms")
+    s.conn.execute("DROP TABLE keyword_docs")
+    s.conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    s.close()
+    s = open_sqlite(tmp_path)
+    try:
+        assert sqlite_schema.current_version(s.conn) == sqlite_schema.SCHEMA_VERSION
+        assert s.keyword_stats(NS, ["deploy", "tea", "fail", "none"]) == want
+        assert s.keyword_stats("other", ["deploy"])[0].df == {"deploy": 1}
+    finally:
+        s.close()
+
+
 def test_neo4j_seeds_come_from_its_vector_and_fulltext_indexes(
         request: pytest.FixtureRequest) -> None:
     """PROFILE of the two seed statements on a real Neo4j: the vector and full-text procedures
