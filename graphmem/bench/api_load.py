@@ -2,8 +2,10 @@
 
 Fills a fresh data folder with N synthetic memories (seeded random vectors: filling is not what
 is measured), starts the real server (uvicorn, the real embedding model) on 127.0.0.1, then
-runs ``clients`` concurrent async clients for ``seconds`` against POST /v1/search and then
-POST /v1/memories. Bounded in time and count; loopback only.
+runs ``clients`` concurrent async clients for ``seconds`` against POST /v1/search (200
+queries asked again and again: the hot cache answers the repeats), POST /v1/search with every
+query new (the whole pipeline each time) and then POST /v1/memories. Bounded in time and
+count; loopback only; the clients share the server's process (and its GIL).
 """
 
 from __future__ import annotations
@@ -50,20 +52,32 @@ async def _drive(url: str, key: str, kind: str, clients: int, seconds: float,
                 i = next(counter, None)
                 if i is None:
                     return
-                body = ({"namespace": "bench", "query": queries[i % len(queries)]}
-                        if kind == "search" else
+                query = queries[i % len(queries)]
+                if kind == "search_distinct":  # never asked before: the hot cache cannot answer
+                    query = f"{query} (ticket {i})"
+                body = ({"namespace": "bench", "query": query} if kind != "write" else
                         {"namespace": "bench", "content": f"{texts[i]} (load {n})"})
                 t0 = time.perf_counter()
-                r = await http.post("/v1/search" if kind == "search" else "/v1/memories",
+                r = await http.post("/v1/memories" if kind == "write" else "/v1/search",
                                     json=body)
                 times.append(time.perf_counter() - t0)
                 errors += r.status_code >= 400
 
+    hits = await _cache_hits(url, key)
     started = time.perf_counter()
     await asyncio.gather(*(worker(n) for n in range(clients)))
     elapsed = time.perf_counter() - started
     return {"requests": len(times), "errors": errors,
-            "req_per_s": round(len(times) / elapsed, 1), **_latency(times)}
+            "req_per_s": round(len(times) / elapsed, 1), **_latency(times),
+            "cache_hits": await _cache_hits(url, key) - hits}
+
+
+async def _cache_hits(url: str, key: str) -> int:
+    """The hot cache's hits in the bench namespace so far (from GET /v1/stats)."""
+    async with httpx.AsyncClient(base_url=url, timeout=60,
+                                 headers={"Authorization": f"Bearer {key}"}) as http:
+        stats = (await http.get("/v1/stats", params={"namespace": "bench"})).json()
+    return int((stats.get("cache") or {}).get("hits") or 0)
 
 
 async def _mixed(url: str, key: str, writers: int, per_writer: int, searchers: int
@@ -179,7 +193,7 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
             httpx.post(f"{url}/v1/search", json={"namespace": "bench", "query": "warm up"},
                        headers={"Authorization": f"Bearer {key}"}, timeout=120)
             result: dict[str, Any] = {"n": n, "clients": clients, "seconds": seconds}
-            for kind in ("search", "write"):
+            for kind in ("search", "search_distinct", "write"):
                 progress(f"{kind}: {clients} clients for {seconds:g} s ...")
                 result[kind] = asyncio.run(_drive(url, key, kind, clients, seconds,
                                                   max_requests))
@@ -196,12 +210,17 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
 def table(r: dict[str, Any]) -> str:
     lines = [f"REST API on loopback, {r['n']:,} memories stored, {r['clients']} clients, "
              f"{r['seconds']:g} s per route", "",
-             "| route | requests | errors | req/s | p50 ms | p95 ms | p99 ms |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
-    for kind, route in (("search", "POST /v1/search"), ("write", "POST /v1/memories")):
+             "| route | requests | errors | req/s | p50 ms | p95 ms | p99 ms | cache hits |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for kind, route in (("search", "POST /v1/search (200 queries, repeated)"),
+                        ("search_distinct", "POST /v1/search (every query new)"),
+                        ("write", "POST /v1/memories")):
+        if kind not in r:
+            continue
         x = r[kind]
         lines.append(f"| {route} | {x['requests']} | {x['errors']} | {x['req_per_s']} | "
-                     f"{x['p50_ms']} | {x['p95_ms']} | {x['p99_ms']} |")
+                     f"{x['p50_ms']} | {x['p95_ms']} | {x['p99_ms']} | "
+                     f"{x.get('cache_hits', '-')} |")
     m = r.get("mixed")
     if m:
         lines += ["", f"Mixed: {m['writers']} writers x {m['per_writer']} with "

@@ -137,16 +137,19 @@ def test_api_load_bench_reports_both_routes() -> None:
     r = api_load.run_api_load(200, clients=2, seconds=1.0, max_requests=40,
                               progress=lambda *_: None, writers=3, per_writer=10,
                               searchers=2, stall_seconds=60)
-    for kind in ("search", "write"):
+    for kind in ("search", "search_distinct", "write"):
         assert r[kind]["errors"] == 0 and 0 < r[kind]["requests"] <= 40
         assert r[kind]["p50_ms"] <= r[kind]["p99_ms"]
+    assert r["search_distinct"]["cache_hits"] == 0  # every query new: the pipeline answers
+    assert r["write"]["cache_hits"] == 0
     mixed = r["mixed"]
     assert mixed["writes"] == 30 and mixed["errors"] == 0 and mixed["lost"] == 0
     stall = r["consolidation_stall"]
     assert stall["run_status"] == "applied" and stall["candidates"] == 200
     assert stall["writes_during_run"] >= 1 and stall["longest_write_ms"] > 0
     text = api_load.table(r)
-    assert "POST /v1/search" in text and "0 lost" in text and "longest" in text
+    assert "POST /v1/search (every query new)" in text and "0 lost" in text
+    assert "longest" in text
 
 
 def test_plots_from_results(tmp_path: Path) -> None:
