@@ -166,7 +166,7 @@ def _stall(url: str, key: str, admin: str, max_seconds: float) -> dict[str, Any]
 def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
                  max_requests: int = 5000, progress: Any = print, writers: int = 8,
                  per_writer: int = 200, searchers: int = 4,
-                 stall_seconds: float = 600.0) -> dict[str, Any]:
+                 stall_seconds: float = 600.0, stall: bool = True) -> dict[str, Any]:
     from datetime import UTC, datetime, timedelta
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -199,8 +199,9 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
                                                   max_requests))
             progress(f"mixed: {writers} writers x {per_writer} and {searchers} searchers ...")
             result["mixed"] = asyncio.run(_mixed(url, key, writers, per_writer, searchers))
-            progress(f"write stall: writes while {n} candidates consolidate ...")
-            result["consolidation_stall"] = _stall(url, key, admin, stall_seconds)
+            if stall:
+                progress(f"write stall: writes while {n} candidates consolidate ...")
+                result["consolidation_stall"] = _stall(url, key, admin, stall_seconds)
         finally:
             server.should_exit = True
             thread.join(timeout=30)
