@@ -41,6 +41,7 @@ async def _drive(url: str, key: str, kind: str, clients: int, seconds: float,
     texts = synthetic.texts(max_requests, seed=99)
     times: list[float] = []
     errors = 0
+    hits = await _cache_hits(url, key)  # before the clock starts: stats read the namespace
     deadline = time.monotonic() + seconds
     counter = iter(range(max_requests))
 
@@ -63,12 +64,13 @@ async def _drive(url: str, key: str, kind: str, clients: int, seconds: float,
                 times.append(time.perf_counter() - t0)
                 errors += r.status_code >= 400
 
-    hits = await _cache_hits(url, key)
     started = time.perf_counter()
     await asyncio.gather(*(worker(n) for n in range(clients)))
     elapsed = time.perf_counter() - started
     return {"requests": len(times), "errors": errors,
-            "req_per_s": round(len(times) / elapsed, 1), **_latency(times),
+            "req_per_s": round(len(times) / elapsed, 1),
+            **(_latency(times) if times else {"p50_ms": None, "p95_ms": None,
+                                              "p99_ms": None, "mean_ms": None}),
             "cache_hits": await _cache_hits(url, key) - hits}
 
 
