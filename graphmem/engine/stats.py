@@ -5,13 +5,39 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
+
 from graphmem.config import GraphMemConfig
 from graphmem.models import Kind, RelationType, Status, Tier, TransitionKind
-from graphmem.rules.tiers import age_hours, current_importance
-from graphmem.store.base import MemoryStore
+from graphmem.store.base import ActiveColumns, MemoryStore
 
 IMPORTANCE_BINS = (0.2, 0.4, 0.6, 0.8, 1.0)  # upper edges
 AGE_BINS = ((1, "<1h"), (24, "<1d"), (24 * 7, "<7d"), (24 * 30, "<30d"), (float("inf"), ">=30d"))
+
+
+def _histograms(cols: ActiveColumns, now: datetime, config: GraphMemConfig
+                ) -> tuple[dict[str, list[int]], dict[str, dict[str, int]], float, int]:
+    """Importance (decayed as ``current_importance`` does) and age histograms per tier, the
+    surprise sum and the count of the active memories, counted with numpy (ADR 0018: a loop
+    over memory objects took 1.5 s at 30k)."""
+    importance = {t.value: [0] * len(IMPORTANCE_BINS) for t in Tier}
+    ages = {t.value: dict.fromkeys((label for _, label in AGE_BINS), 0) for t in Tier}
+    labels = [label for _, label in AGE_BINS]
+    at = now.timestamp()
+    for tier in Tier:
+        mask = cols.tier == tier.value
+        if not mask.any():
+            continue
+        half_life = config.tiers.of(tier).half_life_hours
+        age = np.maximum(0.0, (at - cols.reinforced_at[mask]) / 3600.0)
+        value = np.clip(cols.base_importance[mask] * 0.5 ** (age / half_life), 0.0, 1.0)
+        bins = np.searchsorted(IMPORTANCE_BINS, value, side="left")
+        importance[tier.value] = np.bincount(bins, minlength=len(IMPORTANCE_BINS)).tolist()
+        created = (at - cols.created_at[mask]) / 3600.0
+        slots = np.searchsorted([edge for edge, _ in AGE_BINS], created, side="right")
+        for slot, n in enumerate(np.bincount(slots, minlength=len(AGE_BINS)).tolist()):
+            ages[tier.value][labels[slot]] = n
+    return importance, ages, float(cols.surprise.sum()), len(cols)
 
 
 def namespace_stats(store: MemoryStore, ns: str, now: datetime, config: GraphMemConfig, *,
@@ -27,18 +53,8 @@ def namespace_stats(store: MemoryStore, ns: str, now: datetime, config: GraphMem
         kinds[kind] = kinds.get(kind, 0) + n
         if status is Status.ACTIVE:
             tiers[tier.value] += n
-    importance = {t.value: [0] * len(IMPORTANCE_BINS) for t in Tier}
-    ages = {t.value: dict.fromkeys((label for _, label in AGE_BINS), 0) for t in Tier}
-    surprise_sum, active = 0.0, 0
-    for page in store.iter_memories(ns, embeddings=False, statuses=[Status.ACTIVE]):
-        for m in page:
-            active += 1
-            surprise_sum += m.surprise_score
-            value = current_importance(m, now, config.tiers)
-            importance[m.tier.value][next(i for i, edge in enumerate(IMPORTANCE_BINS)
-                                          if value <= edge)] += 1
-            age = age_hours(m.created_at, now)
-            ages[m.tier.value][next(label for edge, label in AGE_BINS if age < edge)] += 1
+    importance, ages, surprise_sum, active = _histograms(store.active_columns(ns), now,
+                                                        config)
     transitions: dict[str, dict[str, int]] = {}
     per_kind = {k.value: {"total": 0, "last_hour": 0} for k in TransitionKind}
     for kind, source, target, total, recent in store.transition_counts(

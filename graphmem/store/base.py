@@ -151,6 +151,41 @@ class Counts:
     edges: dict[RelationType, int]
 
 
+@dataclass(slots=True)
+class ActiveColumns:
+    """The numbers operators' statistics aggregate, one entry per *active* memory of a
+    namespace, as arrays: counted with numpy instead of a loop over memory objects (ADR 0018).
+
+    Example:
+        >>> import numpy as np
+        >>> c = ActiveColumns(np.array(["fast"]), np.array([0.5]), np.array([0.0]),
+        ...                   np.array([0.0]), np.array([0.1]))
+        >>> len(c)
+        1
+    """
+
+    tier: np.ndarray  # Tier values (str)
+    base_importance: np.ndarray
+    reinforced_at: np.ndarray  # POSIX seconds
+    created_at: np.ndarray  # POSIX seconds
+    surprise: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.tier)
+
+
+def active_columns(rows: Sequence[Sequence[Any]]) -> ActiveColumns:
+    """``ActiveColumns`` of (tier, base_importance, reinforced_at, created_at, surprise)
+    rows (the adapters' shared last step)."""
+    if not rows:
+        empty = np.zeros(0)
+        return ActiveColumns(np.array([], dtype=object), empty, empty, empty, empty)
+    tier, base, reinforced, created, surprise = zip(*rows, strict=True)
+    return ActiveColumns(np.array(tier, dtype=object),
+                         *(np.array([float(x or 0.0) for x in col], dtype=np.float64)
+                           for col in (base, reinforced, created, surprise)))
+
+
 @runtime_checkable
 class MemoryStore(Protocol):
     """The port: everything the core asks of a storage backend (SQLite, Neo4j, FalkorDB).
@@ -233,6 +268,11 @@ class MemoryStore(Protocol):
     def iter_memories(self, namespace: str, *, page: int = 1000, embeddings: bool = True,
                       statuses: Collection[Status] | None = None) -> Iterator[list[Memory]]:
         """Every memory (of these statuses), in insertion order, a page at a time."""
+        ...
+
+    def active_columns(self, namespace: str) -> ActiveColumns:
+        """Tier, base importance, reinforced_at, created_at and surprise of every active
+        memory, as arrays (operators' statistics, no memory objects)."""
         ...
 
     def transition_counts(self, namespace: str, since: datetime

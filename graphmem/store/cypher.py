@@ -34,11 +34,13 @@ from graphmem.rules.bm25 import TermStats
 from graphmem.store import codec
 from graphmem.store.base import (
     SORT_FIELDS,
+    ActiveColumns,
     Counts,
     EdgeKey,
     ListSpec,
     VectorField,
     WriteBatch,
+    active_columns,
     breadth_first,
 )
 
@@ -304,6 +306,13 @@ class CypherStore:
         later = ([_memory(r) for r in self._run("memory/time_after", limit=after, **common)]
                  if after > 0 else [])
         return earlier, later
+
+    def active_columns(self, namespace: str) -> ActiveColumns:
+        rows = self._run("memory/active_columns", namespace=namespace)
+        if self.dialect == "falkordb":  # one packed cell: numbers and tier names only
+            return active_columns(json.loads(rows[0]["packed"]) if rows else [])
+        return active_columns([(r["tier"], r["base_importance"], r["reinforced_at"],
+                                r["created_at"], r["surprise"]) for r in rows])
 
     def list_page(self, namespace: str, spec: ListSpec) -> list[Memory]:
         if spec.sort not in SORT_FIELDS:

@@ -38,11 +38,13 @@ from graphmem.store import codec, sqlite_keywords
 from graphmem.store.ann_keeper import GraphKeeper, bump_epoch
 from graphmem.store.base import (
     SORT_FIELDS,
+    ActiveColumns,
     Counts,
     EdgeKey,
     ListSpec,
     VectorField,
     WriteBatch,
+    active_columns,
     breadth_first,
 )
 from graphmem.store.lock import FolderLock
@@ -502,6 +504,14 @@ class SQLiteStore:
                 return
             last = rows[-1][0]
             yield [_memory(r[1:], embeddings) for r in rows]
+
+    def active_columns(self, namespace: str) -> ActiveColumns:
+        with self._guard():
+            rows = self.conn.execute(
+                "SELECT tier, base_importance, coalesce(reinforced_at, last_accessed_at), "
+                "created_at, surprise_score FROM memories WHERE namespace = ? AND "
+                "status = 'active'", (namespace,)).fetchall()
+        return active_columns(rows)
 
     def list_page(self, namespace: str, spec: ListSpec) -> list[Memory]:
         if spec.sort not in SORT_FIELDS:

@@ -172,6 +172,42 @@ def test_access_window_promotes_and_stats_count(small: GraphMemory, clock: Clock
     assert sum(sum(v.values()) for v in s["age_histogram"].values()) == s["statuses"]["active"]
 
 
+def test_stats_histograms_match_each_memory_decayed(small: GraphMemory, clock: Clock) -> None:
+    """The histograms are counted from columns with numpy (ADR 0018); they must equal what
+    ``current_importance`` and the age of each active memory give, one memory at a time."""
+    from graphmem.engine.stats import AGE_BINS, IMPORTANCE_BINS
+    from graphmem.models import Status
+    from graphmem.rules.tiers import age_hours, current_importance
+
+    mem = small
+    ids = []
+    for i in range(24):
+        ids.append(mem.store(f"note {i} about queue {i % 5} and disk {i % 3}", namespace=NS,
+                             importance=round(0.05 + 0.04 * i, 2)).id)
+        clock.advance(hours=[0.1, 0.5, 1, 3][i % 4])
+    mem.retrieve("queue disk", namespace=NS)  # reinforces nothing, touches some
+    mem.delete(ids[3], namespace=NS)
+    clock.advance(hours=1)
+    s = mem.stats(namespace=NS)
+    now = clock()
+    want_imp = {t.value: [0] * len(IMPORTANCE_BINS) for t in Tier}
+    want_age = {t.value: dict.fromkeys((label for _, label in AGE_BINS), 0) for t in Tier}
+    surprise, active = 0.0, 0
+    for page in mem.backend.iter_memories(NS, embeddings=False, statuses=[Status.ACTIVE]):
+        for m in page:
+            active += 1
+            surprise += m.surprise_score
+            v = current_importance(m, now, mem.config.tiers)
+            want_imp[m.tier.value][next(i for i, e in enumerate(IMPORTANCE_BINS) if v <= e)] += 1
+            a = age_hours(m.created_at, now)
+            want_age[m.tier.value][next(lab for e, lab in AGE_BINS if a < e)] += 1
+    assert active == s["statuses"]["active"] >= 20
+    assert s["importance_histogram"]["tiers"] == want_imp
+    assert s["age_histogram"] == want_age
+    assert sum(n > 0 for v in want_imp.values() for n in v) >= 5  # spread over the bins
+    assert s["average_surprise"] == pytest.approx(round(surprise / active, 4))
+
+
 def test_feedback_outcomes_and_validation(small: GraphMemory, clock: Clock) -> None:
     mem = small
     m = mem.store("use exponential backoff on 429", namespace=NS, importance=0.35)
