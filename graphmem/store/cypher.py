@@ -443,6 +443,8 @@ class CypherStore:
                 tuple(params["statuses"]))
         share = self._survival.get(hint, 0.25)
         fetch = min(max(math.ceil(k / max(share, 1 / 64) * 1.25), k + 8), _MAX_FETCH)
+        if self.dialect != "falkordb":  # Neo4j's HNSW searches as wide as it is asked:
+            fetch = max(fetch, _first_fetch(k))  # a smaller fetch would cost recall
         while True:
             rows = self._run("search/vector", fetch=fetch, **params)
             row: dict[str, Any] = rows[0] if rows else {"fetched": 0, "matches": []}
