@@ -72,16 +72,19 @@ def _first_fetch(k: int) -> int:
     return max(4 * k, 64)
 
 
-def _vector_hits(row: dict[str, Any], k: int, fetch: int) -> tuple[list[tuple[str, float]], bool]:
-    """The best similarity per memory of one search/vector row, and whether it is final:
-    enough hits, or the index gave fewer than asked (exhausted), or the fetch is at its cap.
-    Otherwise other namespaces / statuses crowded the fetch out and it must be widened."""
+def _vector_hits(row: dict[str, Any], k: int, fetch: int
+                 ) -> tuple[list[tuple[str, float]], bool, int]:
+    """The best similarity per memory of one search/vector row, whether it is final (enough
+    hits, or the index gave fewer than asked (exhausted), or the fetch is at its cap;
+    otherwise other namespaces / statuses crowded the fetch out and it must be widened), and
+    how many hits survived the join."""
+    hits = vector_matches(row)
     best: dict[str, float] = {}
-    for id_, similarity in vector_matches(row):
+    for id_, similarity in hits:
         best[id_] = max(similarity, best.get(id_, -2.0))
     matches = sorted(best.items(), key=lambda p: -p[1])
     done = len(matches) >= k or int(row["fetched"]) < fetch or fetch >= _MAX_FETCH
-    return matches[:k], done
+    return matches[:k], done, len(hits)
 
 
 def vector_matches(row: dict[str, Any]) -> list[tuple[str, float]]:
@@ -448,10 +451,10 @@ class CypherStore:
         while True:
             rows = self._run("search/vector", fetch=fetch, **params)
             row: dict[str, Any] = rows[0] if rows else {"fetched": 0, "matches": []}
-            matches, done = _vector_hits(row, k, fetch)
+            matches, done, survived = _vector_hits(row, k, fetch)
             fetched = int(row["fetched"] or 0)
             if fetched >= fetch:  # a full fetch measures the share; a short one is everything
-                share = len(vector_matches(row)) / fetched
+                share = survived / fetched
                 self._survival[hint] = share
             if done:
                 return matches
@@ -477,7 +480,7 @@ class CypherStore:
             by_pos = {int(r["i"]): r for r in rows}
             for i, v in enumerate(chunk):
                 row = by_pos.get(i, {"fetched": 0, "matches": []})
-                matches, done = _vector_hits(row, k, fetch)
+                matches, done, _ = _vector_hits(row, k, fetch)
                 out.append(matches if done else
                            self.vector_topk(namespace, v, k, statuses=statuses))
         return out
