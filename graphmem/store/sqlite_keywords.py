@@ -25,8 +25,8 @@ class Deltas:
 
     Example:
         >>> d = Deltas(); d.add("deploy fail deploy", "", 1); d.add("deploy", "", -1)
-        >>> dict(d.df), d.docs
-        ({(0, 'deploy'): 0, (0, 'fail'): 1}, {0: [0, 2], 1: [0, 0]})
+        >>> sorted(d.df.items()), d.docs
+        ([((0, 'deploy'), 0), ((0, 'fail'), 1)], {0: [0, 2], 1: [0, 0]})
     """
 
     def __init__(self) -> None:
