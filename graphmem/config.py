@@ -259,16 +259,16 @@ class StoreConfig(_Frozen):
     neo4j_database: str | None = None
     falkordb_graph: str = "graphmem"
     falkordb_password: SecretStr | None = None
-    #: embedded store: a namespace with at least this many vectors gets HNSW graphs (usearch)
-    #: for its vector top-k, saved under ``<data>/ann``; 0 = always the exact scan (ADR 0012)
+    #: embedded store: a namespace with at least this many vectors gets product codes
+    #: (faiss fast-scan) that choose its vector candidates, saved under ``<data>/ann``;
+    #: 0 = always the exact scan (ADR 0019)
     ann_min: int = Field(default=20_000, ge=0)
-    ann_connectivity: int = Field(default=16, ge=4, le=128)
-    ann_ef_add: int = Field(default=128, ge=8)
-    #: candidates explored per search (at least the 64 over-fetched)
-    ann_ef: int = Field(default=64, ge=8)
-    #: the graphs serve only when they find this share of the exact top-10 for the
-    #: namespace's own vectors (data without neighbourhoods, e.g. random vectors, do not)
-    ann_min_recall: float = Field(default=0.95, ge=0, le=1)
+    #: candidates re-scored with the float32 rows per query, at the least: the self-check
+    #: doubles it until the answers pass ``ann_min_recall`` (up to 16,384)
+    ann_candidates: int = Field(default=250, ge=10, le=16_384)
+    #: the codes serve only when the re-scored candidates hold this share of the exact
+    #: top-10 for the namespace's own vectors
+    ann_min_recall: float = Field(default=0.98, ge=0, le=1)
     #: build in a background thread while the exact scan answers (False: inside the write)
     ann_build_in_background: bool = True
 

@@ -200,11 +200,11 @@ def _run(eng: Engine, n: int, *, embeddings: str, queries: int, batch: int,
         result["write"]["memories_per_s_with_embedding"] = round(len(subset) / t, 1)
         result["write"]["with_embedding_subset"] = len(subset)
         switch.inner = pre
-    wait = getattr(mem.backend, "wait_for_graphs", None)
-    if wait is not None:  # the embedded store's HNSW graphs, if the namespace earns them
+    wait = getattr(mem.backend, "wait_for_ann", None)
+    if wait is not None:  # the embedded store's product codes, if the namespace earns them
         start = time.perf_counter()
         wait()
-        result["write"]["graph_build_wait_s"] = round(time.perf_counter() - start, 2)
+        result["write"]["ann_build_wait_s"] = round(time.perf_counter() - start, 2)
     start = time.perf_counter()
     mem.close()
     result["close_s"] = round(time.perf_counter() - start, 3)
@@ -215,7 +215,7 @@ def _run(eng: Engine, n: int, *, embeddings: str, queries: int, batch: int,
     start = time.perf_counter()
     mem = GraphMemory.open(data, embedder=switch, config=uncached)
     result["startup_s"] = round(time.perf_counter() - start, 3)
-    states = getattr(mem.backend, "graph_states", None)
+    states = getattr(mem.backend, "ann_states", None)
     result["vector_index"] = (states() if states is not None else {}).get(namespace, "exact")
     qpre = PrecomputedEmbedder(base)
     qpre.fill(qs)

@@ -1,5 +1,6 @@
-"""Embedded default store: SQLite (WAL, FTS5) + in-memory vector matrix + adjacency cache,
-and HNSW graphs for namespaces past ``StoreConfig.ann_min`` (``ann_keeper``, ADR 0012).
+"""Embedded default store: SQLite (WAL, FTS5) + in-memory vector matrix, and product codes
+that choose vector candidates in namespaces past ``StoreConfig.ann_min`` (``ann_keeper``,
+ADR 0019).
 
 SQLite is the source of truth; the caches are rebuilt from it at ``open`` and updated only
 after a transaction commits, so a failed write leaves both untouched. One process owns a data
@@ -35,7 +36,7 @@ from graphmem.models import (
 )
 from graphmem.rules.bm25 import TermStats
 from graphmem.store import codec, sqlite_keywords
-from graphmem.store.ann_keeper import GraphKeeper, bump_epoch
+from graphmem.store.ann_keeper import AnnKeeper, bump_epoch
 from graphmem.store.base import (
     SORT_FIELDS,
     ActiveColumns,
@@ -142,7 +143,7 @@ class SQLiteStore:
         self._folder_lock = FolderLock(self.folder)
         self._conn: sqlite3.Connection | None = None
         self._vectors: dict[str, VectorIndex] = {}
-        self._graphs = GraphKeeper(self.folder, dim, self.config)
+        self._ann = AnnKeeper(self.folder, dim, self.config)
 
     # lifecycle ------------------------------------------------------------------------------
     def open(self) -> None:
@@ -164,7 +165,7 @@ class SQLiteStore:
             migrate(conn)
             self._conn = conn
             self._load_caches()
-            self._graphs.after_open(conn, self._lock, self._vectors)
+            self._ann.after_open(conn, self._lock, self._vectors)
         except sqlite3.Error as exc:
             self._folder_lock.release()
             raise StoreError(f"cannot open {self.folder / DB_FILE}: {exc}") from exc
@@ -173,10 +174,10 @@ class SQLiteStore:
             raise
 
     def close(self) -> None:
-        self._graphs.stop()  # outside the lock: a finishing build takes it
+        self._ann.stop()  # outside the lock: a finishing build takes it
         with self._guard():
             if self._conn is not None:
-                self._graphs.save(self._conn, self._vectors)
+                self._ann.save(self._conn, self._vectors)
                 self._conn.close()
                 self._conn = None
             self._folder_lock.release()
@@ -209,13 +210,13 @@ class SQLiteStore:
             except sqlite3.Error as exc:
                 raise StoreError(f"store unavailable: {exc}") from exc
 
-    def wait_for_graphs(self, timeout: float | None = None) -> None:
-        """Until the HNSW graphs being built are installed (benchmarks, tests)."""
-        self._graphs.wait(timeout)
+    def wait_for_ann(self, timeout: float | None = None) -> None:
+        """Until the product codes being built are installed (benchmarks, tests)."""
+        self._ann.wait(timeout)
 
-    def graph_states(self) -> dict[str, str]:
+    def ann_states(self) -> dict[str, str]:
         """namespace -> loaded | built | building | exact, for namespaces past ``ann_min``."""
-        return dict(self._graphs.state)
+        return dict(self._ann.state)
 
     def _load_caches(self) -> None:
         cursor = self.conn.execute(
@@ -311,7 +312,7 @@ class SQLiteStore:
                     deltas.add(m.keywords, m.context_keywords, 1)
                 sqlite_keywords.write(conn, ns, deltas)
                 if batch.memories or batch.delete_memories:
-                    bump_epoch(conn, ns)  # saved HNSW graphs are out of date from here
+                    bump_epoch(conn, ns)  # saved product codes are out of date from here
                 for i in range(0, len(batch.memories), _CHUNK):
                     chunk_m = batch.memories[i:i + _CHUNK]
                     pks = dict(conn.execute(
@@ -364,7 +365,7 @@ class SQLiteStore:
                                  pk=new_pks.get(m.id))
             for id_, tier, status in patched_states:
                 index.set_state(id_, tier, status)
-            self._graphs.after_write(ns, index, self._lock)
+            self._ann.after_write(ns, index, self._lock)
 
     @staticmethod
     def _patch(conn: sqlite3.Connection, ns: str,

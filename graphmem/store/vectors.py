@@ -2,23 +2,29 @@
 
 Kept in step with every committed write by the SQLite adapter and rebuilt from SQLite at open.
 Each row also carries its tier and status codes so top-k can filter without a database trip,
-and its SQLite row id (``pk``), which keys the optional HNSW graphs (``graphmem.store.ann``)
-that serve top-k in a large namespace: their candidates are re-scored with the float32 rows.
+and its SQLite row id (``pk``), which keys the product codes (``graphmem.store.pq_codes``)
+that choose top-k candidates in a large namespace: the candidates are re-scored with the
+float32 rows, so an answer is exact whenever the codes put the true top-k among them.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Sequence
 
 import numpy as np
 
 from graphmem.models import TIER_ORDER, Status, Tier
-from graphmem.store.ann import HnswField
+from graphmem.store.pq_codes import CodeField
 
 _STATUS_ORDER = (Status.ACTIVE, Status.ARCHIVED, Status.EXPIRED)
-_MIN_FETCH, _MAX_FETCH = 64, 4096  # HNSW candidates asked for, before the filters
 TIER_CODE = {t: i for i, t in enumerate(TIER_ORDER)}
 STATUS_CODE = {s: i for i, s in enumerate(_STATUS_ORDER)}
+#: the most candidates asked of the codes; a filter that would need more (it allows less
+#: than candidates / MAX_FETCH of the rows) is answered by the exact scan of those rows
+MAX_FETCH = 16_384
+#: candidates re-scored per query until the keeper's self-check sets the count
+CANDIDATES = 1000
 
 
 class VectorIndex:
@@ -45,13 +51,17 @@ class VectorIndex:
         self._tier = np.zeros(capacity, dtype=np.int8)
         self._status = np.zeros(capacity, dtype=np.int8)
         self._pk = np.zeros(capacity, dtype=np.int64)
+        #: rows per (tier, status) code: the share a filter allows, without a scan
+        self._states = np.zeros((len(TIER_CODE), len(STATUS_CODE)), dtype=np.int64)
         self.row_of_pk: dict[int, int] = {}
         self._next_key = 1 << 62  # keys for rows given without a pk (tests, examples)
-        #: field -> HNSW graph, once one serves this namespace (``install``)
-        self.ann: dict[str, HnswField] | None = None
-        #: pks written while a graph is being built from a snapshot (``snapshot``)
+        #: field -> product codes, once they serve this namespace (``install``)
+        self.ann: dict[str, CodeField] | None = None
+        #: candidates re-scored per query when the codes serve
+        self.candidates = CANDIDATES
+        #: pks written while codes are being built from a snapshot (``snapshot``)
         self.pending: set[int] | None = None
-        #: a write changed the vectors since the graph was loaded or saved
+        #: a write changed the vectors since the codes were loaded or saved
         self.changed = False
 
     def __len__(self) -> int:
@@ -82,6 +92,8 @@ class VectorIndex:
                 pk, self._next_key = self._next_key, self._next_key + 1
             self._pk[row] = pk
             self.row_of_pk[pk] = row
+        else:
+            self._states[self._tier[row], self._status[row]] -= 1
         if content is not None:
             self._content[row] = content
         if context is not None:
@@ -91,7 +103,8 @@ class VectorIndex:
             self._has_context[row] = False
         self._tier[row] = TIER_CODE[tier]
         self._status[row] = STATUS_CODE[status]
-        self._graph_put(int(self._pk[row]), row)
+        self._states[self._tier[row], self._status[row]] += 1
+        self._ann_put(int(self._pk[row]), row)
 
     def extend(self, ids: Sequence[str], pks: Sequence[int], content: np.ndarray,
                context: np.ndarray, has_context: np.ndarray, tiers: np.ndarray,
@@ -109,19 +122,23 @@ class VectorIndex:
         self._tier[rows] = tiers
         self._status[rows] = statuses
         self._pk[rows] = pks
+        np.add.at(self._states, (np.asarray(tiers, dtype=np.intp),
+                                 np.asarray(statuses, dtype=np.intp)), 1)
         self.ids.extend(ids)
         self.row_of.update(zip(ids, range(start, start + m), strict=True))
         self.row_of_pk.update(zip(pks, range(start, start + m), strict=True))
         if self.ann is not None or self.pending is not None:
             for row in range(start, start + m):
-                self._graph_put(int(self._pk[row]), row)
+                self._ann_put(int(self._pk[row]), row)
         self.changed = True
 
     def set_state(self, id_: str, tier: Tier, status: Status) -> None:
         row = self.row_of.get(id_)
         if row is not None:
+            self._states[self._tier[row], self._status[row]] -= 1
             self._tier[row] = TIER_CODE[tier]
             self._status[row] = STATUS_CODE[status]
+            self._states[self._tier[row], self._status[row]] += 1
 
     def remove(self, id_: str) -> None:
         row = self.row_of.pop(id_, None)
@@ -129,6 +146,7 @@ class VectorIndex:
             return
         pk = int(self._pk[row])
         del self.row_of_pk[pk]
+        self._states[self._tier[row], self._status[row]] -= 1
         last = len(self.ids) - 1
         if row != last:
             moved = self.ids[last]
@@ -141,26 +159,21 @@ class VectorIndex:
             if self.pending is not None:  # a build may have read the moved row mid-move
                 self.pending.add(int(self._pk[row]))
         self.ids.pop()
-        self._graph_put(pk, None)
+        self._ann_put(pk, None)
 
-    # HNSW graphs ----------------------------------------------------------------------------
-    def _graph_put(self, pk: int, row: int | None) -> None:
-        """Bring the graphs in step with one row (None: gone); note it for a running build."""
+    # product codes --------------------------------------------------------------------------
+    def _ann_put(self, pk: int, row: int | None) -> None:
+        """Bring the codes in step with one row (None: gone, its codes turn stale); note it
+        for a running build."""
         self.changed = True
         if self.pending is not None:
             self.pending.add(pk)
-        if self.ann is None:
+        if self.ann is None or row is None:
             return
         key = np.array([pk])
-        if row is None:
-            self.ann["content"].remove(key)
-            self.ann["context"].remove(key)
-            return
         self.ann["content"].add(key, self._content[row:row + 1])
         if self._has_context[row]:
             self.ann["context"].add(key, self._context[row:row + 1])
-        else:
-            self.ann["context"].remove(key)
 
     def snapshot(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Views of (pks, content, context, has_context) for a build off the store's lock (no
@@ -170,16 +183,24 @@ class VectorIndex:
         self.pending = set()
         return self._pk[:n], self._content[:n], self._context[:n], self._has_context[:n]
 
-    def install(self, graphs: dict[str, HnswField]) -> None:
-        """Serve top-k from ``graphs`` (built from a snapshot, or loaded): the writes noted
-        since the snapshot are replayed into them first."""
+    def install(self, codes: dict[str, CodeField], candidates: int = CANDIDATES) -> None:
+        """Choose top-k candidates with ``codes`` (built from a snapshot, or loaded): the
+        writes noted since the snapshot are replayed into them first."""
         pending, self.pending = self.pending or set(), None
-        self.ann = graphs
+        self.ann = codes
+        self.candidates = candidates
         for pk in pending:
-            self._graph_put(pk, self.row_of_pk.get(pk))
+            self._ann_put(pk, self.row_of_pk.get(pk))
 
-    def drop_graphs(self) -> None:
+    def drop_ann(self) -> None:
         self.ann, self.pending = None, None
+
+    def stale(self) -> int:
+        """Codes that no longer stand for a row (deleted, or re-embedded since)."""
+        if self.ann is None:
+            return 0
+        return (len(self.ann["content"]) - len(self.ids)
+                + len(self.ann["context"]) - self.context_count())
 
     def pks(self) -> np.ndarray:
         return self._pk[:len(self.ids)].copy()
@@ -214,6 +235,37 @@ class VectorIndex:
                 out[id_] = (float(np.dot(self._content[row], q)), ctx)
         return out
 
+    # top-k ----------------------------------------------------------------------------------
+    def _codes(self, statuses: Collection[Status], tiers: Collection[Tier] | None) -> tuple[
+            list[int], list[int] | None]:
+        return ([STATUS_CODE[s] for s in statuses],
+                None if tiers is None else [TIER_CODE[t] for t in tiers])
+
+    def _allowed(self, status_codes: list[int], tier_codes: list[int] | None) -> int:
+        """Rows the filters allow (from the per-state counts: no scan)."""
+        tiers = slice(None) if tier_codes is None else tier_codes
+        return int(self._states[tiers][:, status_codes].sum())
+
+    def _mask(self, n: int, field: str, status_codes: list[int],
+              tier_codes: list[int] | None) -> np.ndarray:
+        mask = np.isin(self._status[:n], status_codes)
+        if tier_codes is not None:
+            mask &= np.isin(self._tier[:n], tier_codes)
+        if field == "context":
+            mask &= self._has_context[:n]
+        return mask
+
+    def _fetch(self, status_codes: list[int], tier_codes: list[int] | None) -> int | None:
+        """Candidates to ask the codes for so that ``candidates`` of them are expected to pass
+        the filters; None when the filters allow no more rows than that (score those rows
+        exactly: as many re-scored, none missed) or it is past ``MAX_FETCH``."""
+        n = len(self.ids)
+        allowed = self._allowed(status_codes, tier_codes)
+        if allowed == 0:
+            return 0
+        fetch = math.ceil(self.candidates * n / allowed)
+        return fetch if allowed > fetch and fetch <= MAX_FETCH else None
+
     def topk(self, query: np.ndarray, k: int, *, field: str = "content",
              tiers: Collection[Tier] | None = None,
              statuses: Collection[Status] = (Status.ACTIVE,),
@@ -221,81 +273,79 @@ class VectorIndex:
         n = len(self.ids)
         if n == 0 or k <= 0:
             return []
+        q = np.asarray(query, dtype=np.float32)
+        status_codes, tier_codes = self._codes(statuses, tiers)
         if self.ann is not None and not exact:
-            found = self._graph_topk(query, k, field, tiers, statuses)
-            if found is not None:
-                return found
+            fetch = self._fetch(status_codes, tier_codes)
+            if fetch == 0:
+                return []
+            if fetch is not None:
+                keys = self.ann[field].search(q, fetch)
+                return self._rescore(keys, q, k, field, status_codes, tier_codes)
         matrix = self._content if field == "content" else self._context
-        scores = matrix[:n] @ np.asarray(query, dtype=np.float32)
-        mask = np.isin(self._status[:n], [STATUS_CODE[s] for s in statuses])
-        if tiers is not None:
-            mask &= np.isin(self._tier[:n], [TIER_CODE[t] for t in tiers])
-        if field == "context":
-            mask &= self._has_context[:n]
+        mask = self._mask(n, field, status_codes, tier_codes)
         candidates = np.flatnonzero(mask)
         if candidates.size == 0:
             return []
-        sub = scores[candidates]
-        part = np.argpartition(-sub, k)[:k] if k < sub.size else np.arange(sub.size)
-        order = part[np.argsort(-sub[part], kind="stable")]
-        return [(self.ids[int(candidates[i])], float(sub[i])) for i in order]
+        # few allowed rows: score those alone (a gather), not the whole matrix
+        sub = (matrix[candidates] @ q if candidates.size * 4 < n
+               else (matrix[:n] @ q)[candidates])
+        return self._best(candidates, sub, k)
 
-    def _graph_topk(self, query: np.ndarray, k: int, field: str,
-                    tiers: Collection[Tier] | None, statuses: Collection[Status],
-                    ) -> list[tuple[str, float]] | None:
-        """Top-k from the HNSW graph: over-fetch, keep the rows the filters allow, re-score
-        them with the float32 rows. None when the filters leave fewer than k of ``_MAX_FETCH``
-        candidates (a rare tier or status): the exact scan answers then."""
-        assert self.ann is not None
-        graph = self.ann[field]
-        allowed_status = {STATUS_CODE[s] for s in statuses}
-        allowed_tier = None if tiers is None else {TIER_CODE[t] for t in tiers}
-        q = np.asarray(query, dtype=np.float32)
-        fetch = max(4 * k, _MIN_FETCH)
-        while True:
-            keys, _ = graph.search(q, min(fetch, len(graph)))
-            rows = []
-            for key in keys.tolist():
-                row = self.row_of_pk.get(key)
-                if (row is not None and int(self._status[row]) in allowed_status
-                        and (allowed_tier is None or int(self._tier[row]) in allowed_tier)):
-                    rows.append(row)
-            if len(rows) >= k or fetch >= len(graph):
-                break
-            if fetch >= _MAX_FETCH:
-                return None
-            fetch *= 4
-        if not rows:
+    def _best(self, rows: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """The top k of ``rows`` by score, ties by row (the same order whichever path)."""
+        if k < scores.size:
+            part = np.argpartition(-scores, k - 1)[:k]
+            rows, scores = rows[part], scores[part]
+        order = np.lexsort((rows, -scores))[:k]
+        return [(self.ids[int(rows[i])], float(scores[i])) for i in order]
+
+    def _rescore(self, keys: np.ndarray, q: np.ndarray, k: int, field: str,
+                 status_codes: list[int], tier_codes: list[int] | None,
+                 ) -> list[tuple[str, float]]:
+        """The codes' candidates (keys, stale ones included) re-scored with the float32 rows
+        the filters allow."""
+        get = self.row_of_pk.get
+        rows = np.fromiter((get(key, -1) for key in keys.tolist()), dtype=np.int64,
+                           count=len(keys))
+        rows = np.unique(rows[rows >= 0])
+        if rows.size == 0:
             return []
-        idx = np.array(rows)
+        keep = np.isin(self._status[rows], status_codes)
+        if tier_codes is not None:
+            keep &= np.isin(self._tier[rows], tier_codes)
+        if field == "context":
+            keep &= self._has_context[rows]
+        rows = rows[keep]
+        if rows.size == 0:
+            return []
         matrix = self._content if field == "content" else self._context
-        scores = matrix[idx] @ q
-        order = np.argsort(-scores, kind="stable")[:k]
-        return [(self.ids[int(idx[i])], float(scores[i])) for i in order]
+        return self._best(rows, matrix[rows] @ q, k)
 
     def topk_many(self, queries: np.ndarray, k: int, *,
                   statuses: Collection[Status] = (Status.ACTIVE,),
                   chunk: int = 256) -> list[list[tuple[str, float]]]:
-        """Content-field top-k for each query row: from the HNSW graph when one serves, else
-        one matrix product per chunk of rows."""
+        """Content-field top-k for each query row: candidates from the codes when they serve,
+        else one matrix product per chunk of rows."""
         n = len(self.ids)
-        out: list[list[tuple[str, float]]] = []
         if n == 0 or k <= 0:
             return [[] for _ in range(len(queries))]
+        status_codes, _ = self._codes(statuses, None)
+        qs = np.asarray(queries, dtype=np.float32)
         if self.ann is not None:
-            found = [self._graph_topk(q, k, "content", None, statuses) for q in queries]
-            if all(f is not None for f in found):
-                return [f for f in found if f is not None]
-        mask = np.isin(self._status[:n], [STATUS_CODE[s] for s in statuses])
-        cols = np.flatnonzero(mask)
+            fetch = self._fetch(status_codes, None)
+            if fetch == 0:
+                return [[] for _ in range(len(queries))]
+            if fetch is not None:
+                found = self.ann["content"].search_many(qs, fetch)
+                return [self._rescore(keys, q, k, "content", status_codes, None)
+                        for keys, q in zip(found, qs, strict=True)]
+        cols = np.flatnonzero(self._mask(n, "content", status_codes, None))
         if cols.size == 0:
             return [[] for _ in range(len(queries))]
         sub = self._content[:n][cols]
-        kk = min(k, cols.size)
-        for start in range(0, len(queries), chunk):
-            scores = np.asarray(queries[start:start + chunk], dtype=np.float32) @ sub.T
-            part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]
-            for r in range(scores.shape[0]):
-                idx = part[r][np.argsort(-scores[r, part[r]], kind="stable")]
-                out.append([(self.ids[int(cols[i])], float(scores[r, i])) for i in idx])
+        out: list[list[tuple[str, float]]] = []
+        for start in range(0, len(qs), chunk):
+            scores = qs[start:start + chunk] @ sub.T
+            out.extend(self._best(cols, row, k) for row in scores)
         return out

@@ -1,6 +1,6 @@
-"""HNSW graphs on the embedded store: they serve what the exact scan would, follow every
-write, survive a restart only when nothing changed behind them, and stand down on data
-without neighbourhoods."""
+"""Product codes on the embedded store (ADR 0019): they serve what the exact scan would, follow
+every write, survive a restart only when nothing changed behind them, serve random vectors
+too (raising their candidates when the self-check asks), and never let a filter cut recall."""
 
 from __future__ import annotations
 
@@ -20,12 +20,19 @@ NS = "ann"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def clustered(n: int, seed: int = 0) -> np.ndarray:
-    """Vectors around 20 centres: neighbourhoods, as real embeddings have."""
+def clustered(n: int, seed: int = 0, dim: int = DIM) -> np.ndarray:
+    """Vectors around 20 centres (the same for every seed): neighbourhoods, as real
+    embeddings have."""
+    centres = np.random.default_rng(dim).standard_normal((20, dim))
     rng = np.random.default_rng(seed)
-    centres = rng.standard_normal((20, DIM))
-    v = centres[rng.integers(20, size=n)] + 0.35 * rng.standard_normal((n, DIM))
+    v = centres[rng.integers(20, size=n)] + 0.35 * rng.standard_normal((n, dim))
     return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+def uniform(n: int, seed: int = 0, dim: int = DIM) -> np.ndarray:
+    """Random unit vectors: no neighbourhoods (the hard case)."""
+    v = np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
 def memories(vectors: np.ndarray, start: int = 0, *, context: bool = True) -> list[Memory]:
@@ -38,9 +45,10 @@ def memories(vectors: np.ndarray, start: int = 0, *, context: bool = True) -> li
     return out
 
 
-def open_store(folder: Path, *, ann_min: int = 100, background: bool = False) -> SQLiteStore:
-    store = SQLiteStore(folder, dim=DIM, config=StoreConfig(
-        ann_min=ann_min, ann_build_in_background=background))
+def open_store(folder: Path, *, ann_min: int = 100, background: bool = False,
+               dim: int = DIM, **config: object) -> SQLiteStore:
+    store = SQLiteStore(folder, dim=dim, config=StoreConfig(
+        ann_min=ann_min, ann_build_in_background=background, **config))  # type: ignore[arg-type]
     store.open()
     return store
 
@@ -56,15 +64,18 @@ def recall(store: SQLiteStore, queries: np.ndarray, k: int = 10, **kw: object) -
     return float(np.mean(hits))
 
 
-def test_graphs_serve_the_exact_top_k_and_follow_writes(tmp_path: Path) -> None:
-    store = open_store(tmp_path)
+def test_codes_serve_the_exact_top_k_and_follow_writes(tmp_path: Path) -> None:
+    store = open_store(tmp_path, ann_candidates=50)
     try:
-        store.apply(WriteBatch(NS, memories=memories(clustered(600))))
-        assert store.graph_states() == {NS: "built"}
+        store.apply(WriteBatch(NS, memories=memories(clustered(3000))))
+        assert store.ann_states() == {NS: "built"}
         assert store._vectors[NS].ann is not None
         queries = clustered(40, seed=1)
         assert recall(store, queries) >= 0.98
         assert recall(store, queries, field="context") >= 0.98
+        # the answers are the exact scan's, scores and ties included
+        assert store.vector_topk(NS, queries[0], 10) == store._vectors[NS].topk(
+            queries[0], 10, exact=True)
         # a write after the build is served at once, a delete is gone, a state is filtered
         probe = queries[0]
         store.apply(WriteBatch(NS, memories=memories(probe[None, :], start=10_000)))
@@ -76,95 +87,205 @@ def test_graphs_serve_the_exact_top_k_and_follow_writes(tmp_path: Path) -> None:
         assert top not in {i for i, _ in store.vector_topk(NS, probe, 10)}
         assert top in {i for i, _ in store.vector_topk(
             NS, probe, 10, statuses=(Status.ACTIVE, Status.ARCHIVED))}
-        # a tier too rare for the over-fetch falls back to the exact scan, not to fewer hits
-        store.apply(WriteBatch(NS, patches=[("m5", {"tier": Tier.GLACIAL})]))
-        assert [i for i, _ in store.vector_topk(NS, probe, 3, tiers=[Tier.GLACIAL])] == ["m5"]
+        # a re-embedded memory is found by its new vector (its old code is stale)
+        far = -probe
+        store.apply(WriteBatch(NS, memories=memories(far[None, :], start=5)))
+        assert store.vector_topk(NS, far, 1)[0][0] == "m5"
+        assert store._vectors[NS].stale() >= 2  # the deleted row's and m5's old codes
     finally:
         store.close()
 
 
-def test_saved_graphs_load_only_when_nothing_changed_behind_them(tmp_path: Path) -> None:
-    store = open_store(tmp_path)
-    store.apply(WriteBatch(NS, memories=memories(clustered(300))))
+def test_random_vectors_are_served_and_the_self_check_raises_the_candidates(
+        tmp_path: Path) -> None:
+    """Random vectors have no neighbourhoods: 10 candidates miss much of the exact top-10,
+    so the self-check raises them (4x, 16x) until the codes' answers pass 0.98."""
+    store = open_store(tmp_path, dim=128, ann_candidates=10)
+    try:
+        store.apply(WriteBatch(NS, memories=memories(uniform(8000, dim=128))))
+        index = store._vectors[NS]
+        assert store.ann_states() == {NS: "built"} and index.ann is not None
+        assert index.candidates in (80, 160)  # 10, 20, 40 miss too much of the top-10
+        assert recall(store, uniform(50, seed=1, dim=128)) >= 0.98
+    finally:
+        store.close()
+
+
+def test_codes_that_fail_the_self_check_leave_the_exact_scan(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphmem.store import ann_keeper
+
+    monkeypatch.setattr(ann_keeper, "ladder", lambda c: [c, 2 * c, 4 * c])
+    store = open_store(tmp_path, dim=256, ann_candidates=10, ann_min_recall=1.0)
+    try:
+        store.apply(WriteBatch(NS, memories=memories(uniform(10_000, dim=256))))
+        assert store.ann_states() == {NS: "exact"} and store._vectors[NS].ann is None
+        assert recall(store, uniform(10, seed=2, dim=256)) == 1.0
+    finally:
+        store.close()
+    store = open_store(tmp_path, dim=256, ann_candidates=10, ann_min_recall=1.0)
+    try:  # the verdict is remembered: no build at open until the namespace doubles
+        assert store.ann_states() == {NS: "exact"} and store._vectors[NS].ann is None
+    finally:
+        store.close()
+
+
+def test_filters_never_cut_recall(tmp_path: Path) -> None:
+    """Half the rows archived, a tier of 1%: the fetch grows with the share the filter
+    drops, and a filter that allows few rows is answered by the exact scan of those."""
+    store = open_store(tmp_path, ann_candidates=40)
+    try:
+        v = uniform(6000, seed=3)
+        batch = memories(v)
+        for m in batch[::2]:
+            m.status = Status.ARCHIVED
+        for m in batch[1::100]:
+            m.tier = Tier.GLACIAL
+        store.apply(WriteBatch(NS, memories=batch))
+        index = store._vectors[NS]
+        assert index.ann is not None
+        queries = uniform(30, seed=4)
+        assert recall(store, queries) >= 0.98
+        assert recall(store, queries, tiers=[Tier.GLACIAL]) == 1.0
+        assert recall(store, queries, statuses=(Status.ARCHIVED,)) >= 0.98
+        asked: list[int] = []
+        search = index.ann["content"].search
+
+        def counted(query: np.ndarray, count: int) -> np.ndarray:
+            asked.append(count)
+            return search(query, count)
+
+        index.ann["content"].search = counted  # type: ignore[method-assign]
+        store.vector_topk(NS, queries[0], 10)
+        store.vector_topk(NS, queries[0], 10, tiers=[Tier.GLACIAL])
+        assert asked == [2 * index.candidates]  # half active: twice the candidates; glacial: exact
+    finally:
+        store.close()
+
+
+def test_saved_codes_load_only_when_nothing_changed_behind_them(tmp_path: Path) -> None:
+    store = open_store(tmp_path, ann_candidates=40)
+    store.apply(WriteBatch(NS, memories=memories(clustered(2000))))
     store.close()
     assert sorted(p.suffix for p in (tmp_path / "ann").iterdir()) == [
-        ".json", ".usearch", ".usearch"]
+        ".faiss", ".faiss", ".json"]
 
-    store = open_store(tmp_path)
-    assert store.graph_states() == {NS: "loaded"}
+    store = open_store(tmp_path, ann_candidates=40)
+    assert store.ann_states() == {NS: "loaded"}
     queries = clustered(20, seed=2)
     assert recall(store, queries) >= 0.98
     store.close()
 
-    # a process without graphs rewrites a memory's vector in place (as a crashed one would
-    # have left it): the counts still agree, the saved graphs are stale all the same
+    # a process without codes rewrites a memory's vector in place (as a crashed one would
+    # have left it): the counts still agree, the saved codes are stale all the same
     plain = open_store(tmp_path, ann_min=0)
     newest = -queries[3]  # far from everything stored
     plain.apply(WriteBatch(NS, memories=memories(newest[None, :], start=7)))
     plain.close()
-    store = open_store(tmp_path)
+    store = open_store(tmp_path, ann_candidates=40)
     try:
-        assert store.graph_states() == {NS: "built"}
+        assert store.ann_states() == {NS: "built"}
         assert store.vector_topk(NS, newest, 1)[0][0] == "m7"
     finally:
         store.close()
 
 
-def test_a_damaged_graph_file_is_rebuilt_not_fatal(tmp_path: Path) -> None:
+def test_codes_made_for_other_vectors_are_not_loaded(tmp_path: Path) -> None:
+    """Same epoch, same counts, other vectors (a restored backup of another store's codes):
+    the sampled rows do not find themselves, so the codes are rebuilt."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    for folder, seed in ((a, 0), (b, 1)):
+        store = open_store(folder, ann_candidates=10)
+        store.apply(WriteBatch(NS, memories=memories(uniform(3000, seed=seed))))
+        store.close()
+    for path in (b / "ann").iterdir():
+        path.replace(a / "ann" / path.name)
+    store = open_store(a, ann_candidates=10)
+    try:
+        assert store.ann_states() == {NS: "built"}
+    finally:
+        store.close()
+
+
+def test_a_folder_from_the_hnsw_index_gets_codes(tmp_path: Path) -> None:
+    """A data folder written before ADR 0019 holds usearch graphs and, for random vectors,
+    an "exact until it doubles" verdict: both belong to the old index and are dropped."""
+    store = open_store(tmp_path, ann_min=0)
+    store.apply(WriteBatch(NS, memories=memories(clustered(300))))
+    store.close()
+    import hashlib
+    import json
+
+    stem = hashlib.blake2b(NS.encode(), digest_size=8).hexdigest()
+    (tmp_path / "ann").mkdir()
+    (tmp_path / "ann" / f"{stem}.json").write_text(
+        json.dumps({"namespace": NS, "exact_until": 600}))
+    (tmp_path / "ann" / f"{stem}.content.usearch").write_bytes(b"an old graph")
+    store = open_store(tmp_path)
+    try:
+        assert store.ann_states() == {NS: "built"}
+        assert not list((tmp_path / "ann").glob("*.usearch"))
+    finally:
+        store.close()
+
+
+def test_a_damaged_code_file_is_rebuilt_not_fatal(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     store.apply(WriteBatch(NS, memories=memories(clustered(300))))
     store.close()
-    for path in (tmp_path / "ann").glob("*.content.usearch"):
+    for path in (tmp_path / "ann").glob("*.content.faiss"):
         path.write_bytes(b"not an index")
     store = open_store(tmp_path)
     try:
-        assert store.graph_states() == {NS: "built"}
+        assert store.ann_states() == {NS: "built"}
         assert recall(store, clustered(20, seed=3)) >= 0.98
     finally:
         store.close()
 
 
-def test_random_vectors_keep_the_exact_scan(tmp_path: Path) -> None:
-    """No neighbourhoods, no graph: the self-check refuses it and recall stays 1."""
-    rng = np.random.default_rng(5)
-    v = rng.standard_normal((3000, 256)).astype(np.float32)
-    v /= np.linalg.norm(v, axis=1, keepdims=True)
-    store = SQLiteStore(tmp_path, dim=256, config=StoreConfig(
-        ann_min=100, ann_build_in_background=False, ann_ef=8, ann_connectivity=4))
-    store.open()
-    try:
-        batch = [Memory(id=f"r{i}", namespace=NS, content="x", created_at=T0, updated_at=T0,
-                        last_accessed_at=T0, content_hash=f"r{i}", embedding=x, keywords="x",
-                        context_keywords="") for i, x in enumerate(v)]
-        store.apply(WriteBatch(NS, memories=batch))
-        assert store.graph_states() == {NS: "exact"} and store._vectors[NS].ann is None
-    finally:
-        store.close()
-
-
 def test_a_background_build_replays_the_writes_made_meanwhile(tmp_path: Path) -> None:
-    store = open_store(tmp_path, background=True)
+    store = open_store(tmp_path, background=True, ann_candidates=20)
     try:
         store.apply(WriteBatch(NS, memories=memories(clustered(2000))))
         extra = clustered(50, seed=9)
         store.apply(WriteBatch(NS, memories=memories(extra, start=20_000)))  # maybe mid-build
         store.apply(WriteBatch(NS, delete_memories=["m20001"]))
-        store.wait_for_graphs(60)
-        assert store.graph_states() == {NS: "built"}
+        store.wait_for_ann(60)
+        assert store.ann_states() == {NS: "built"}
         got = store.vector_topk(NS, extra[0], 1)
         assert got[0][0] == "m20000"
         assert "m20001" not in {i for i, _ in store.vector_topk(NS, extra[1], 5)}
-        assert len(store._vectors[NS].ann["content"]) == 2049  # type: ignore[index]
+        assert len(store._vectors[NS].ann["content"]) >= 2049  # type: ignore[index]
+    finally:
+        store.close()
+
+
+def test_stale_codes_and_growth_rebuild_the_codes(tmp_path: Path) -> None:
+    store = open_store(tmp_path, ann_candidates=20)
+    try:
+        store.apply(WriteBatch(NS, memories=memories(clustered(400))))
+        first = store._vectors[NS].ann
+        # re-embed a quarter of the rows and a little more: their old codes turn stale
+        store.apply(WriteBatch(NS, memories=memories(clustered(90, seed=5))))
+        assert store._vectors[NS].ann is first and store._vectors[NS].stale() == 180
+        store.apply(WriteBatch(NS, memories=memories(clustered(20, seed=6), start=90)))
+        index = store._vectors[NS]
+        assert index.ann is not first and index.stale() == 0
+        assert recall(store, clustered(20, seed=7)) >= 0.98
+        # a namespace that doubled since its codes were trained gets new ones
+        second = index.ann
+        store.apply(WriteBatch(NS, memories=memories(clustered(500, seed=8), start=1000)))
+        assert index.ann is not second and store._ann.trained_on[NS] == 900
     finally:
         store.close()
 
 
 @pytest.mark.parametrize("ann_min", [0, 10**9])
-def test_no_graph_below_the_threshold_or_when_off(tmp_path: Path, ann_min: int) -> None:
+def test_no_codes_below_the_threshold_or_when_off(tmp_path: Path, ann_min: int) -> None:
     store = open_store(tmp_path, ann_min=ann_min)
     try:
         store.apply(WriteBatch(NS, memories=memories(clustered(200))))
-        assert store.graph_states() == {} and store._vectors[NS].ann is None
+        assert store.ann_states() == {} and store._vectors[NS].ann is None
     finally:
         store.close()
     assert not (tmp_path / "ann").exists()
@@ -172,8 +293,8 @@ def test_no_graph_below_the_threshold_or_when_off(tmp_path: Path, ann_min: int) 
 
 def test_install_replays_every_write_made_since_the_snapshot() -> None:
     """The build reads rows without the store's lock; whatever changed meanwhile (a new row,
-    a rewrite, a delete that moves the last row into the hole) reaches the graphs."""
-    from graphmem.store.ann import HnswField
+    a rewrite, a delete that moves the last row into the hole) reaches the codes."""
+    from graphmem.store.pq_codes import CodeField
     from graphmem.store.vectors import VectorIndex
 
     v = clustered(200)
@@ -182,20 +303,20 @@ def test_install_replays_every_write_made_since_the_snapshot() -> None:
         index.upsert(f"m{i}", v[i], None, Tier.MEDIUM, Status.ACTIVE, pk=i + 1)
     pks, content, _, _ = index.snapshot()
     n = len(pks)
-    graph = HnswField(DIM)
-    graph.add(pks[n // 2:], content[n // 2:])  # half built when the writes come
+    codes = {"content": CodeField(DIM), "context": CodeField(DIM)}
+    codes["content"].train(content)
+    codes["context"].train(content)
+    codes["content"].add(pks[n // 2:], content[n // 2:])  # half built when the writes come
     first_vectors = content[:n // 2].copy()  # the build read these vectors before ...
     index.remove("m10")  # m199's row moves into the hole
     index.upsert("new", -v[0], None, Tier.MEDIUM, Status.ACTIVE, pk=1000)
     index.upsert("m3", -v[1], None, Tier.MEDIUM, Status.ACTIVE)  # rewritten in place
-    graph.add(pks[:n // 2], first_vectors)  # ... and their keys after: pk 200 gets v[10]
-    index.install({"content": graph, "context": HnswField(DIM)})
-    assert len(graph) == 200  # 200 + new - m10
-    assert not graph.contains(11) and graph.contains(1000)
-    for pk, want in ((1000, -v[0]), (4, -v[1]), (200, v[199])):
-        got = graph.vector(pk)
-        assert got is not None and float(got @ want) > 0.999
-    assert [i for i, _ in index.topk(-v[1], 1)] == ["m3"]
+    codes["content"].add(pks[:n // 2], first_vectors)  # ... and their keys after
+    index.install(codes, candidates=5)
+    # the replayed rows are found by their current vectors with only 5 candidates
+    for id_, want in (("new", -v[0]), ("m3", -v[1]), ("m199", v[199])):
+        assert index.topk(want, 1)[0][0] == id_
+    assert "m10" not in {i for i, _ in index.topk(v[10], 5)}
 
 
 def test_reopening_loads_the_same_rows_statistics_and_edges_in_bulk(tmp_path: Path) -> None:
@@ -224,7 +345,7 @@ def test_reopening_loads_the_same_rows_statistics_and_edges_in_bulk(tmp_path: Pa
         kw, ctx = s.keyword_stats(NS, ["deploy", "tea", "w3", "fail"])
         edges = sorted((e.source_id, e.target_id, e.type.value, e.score, e.created_at)
                        for e in s.edges_of(NS, ["m1", "m2", "m3"]))
-        return rows, kw, ctx, edges, sorted(s._vectors)
+        return rows, kw, ctx, edges, sorted(s._vectors), index._states.tolist()
 
     before = state(store)
     store.close()
@@ -238,15 +359,14 @@ def test_reopening_loads_the_same_rows_statistics_and_edges_in_bulk(tmp_path: Pa
 CRASH = """
 import sys, threading
 import numpy as np
-from graphmem.store.ann import HnswField
-HnswField(4)
-assert "onnxruntime" in sys.modules  # loaded before usearch first runs
+from graphmem.store.pq_codes import CodeField
+assert "onnxruntime" not in sys.modules
 done = threading.Event()
 def build():
     rng = np.random.default_rng(0)
     while not done.is_set():
-        f = HnswField(384)
-        f.add(np.arange(3000), rng.standard_normal((3000, 384)).astype(np.float32))
+        x = rng.standard_normal((3000, 384)).astype(np.float32)
+        f = CodeField(384); f.train(x); f.add(np.arange(3000), x); f.search_many(x[:50], 100)
 t = threading.Thread(target=build); t.start()
 import time; time.sleep(0.5)
 import onnxruntime, sklearn.cluster  # what a server or a consolidation run loads later
@@ -255,9 +375,10 @@ print("alive")
 """
 
 
-def test_building_a_graph_while_the_embedder_loads_does_not_crash_the_process() -> None:
-    """A server warms its ONNX embedder while a graph is built: onnxruntime's first import
-    with usearch running in another thread was a SIGSEGV (exit 139) every time."""
+def test_building_codes_while_the_embedder_loads_does_not_crash_the_process() -> None:
+    """A server warms its ONNX embedder while codes are built: onnxruntime's first import
+    with usearch (the index before ADR 0019) in another thread was a SIGSEGV every time;
+    with faiss it must not be."""
     import subprocess
     import sys
 

@@ -41,11 +41,12 @@ def edge(a: str, b: str, t: RelationType = RelationType.CAUSES, ns: str = NS,
     return Relation(a, b, t, ns, score, T0)
 
 
-def open_sqlite(tmp_path: Path, *, graphs: bool = False) -> SQLiteStore:
-    """``graphs``: every namespace's vector top-k served by HNSW graphs (built in the write)."""
+def open_sqlite(tmp_path: Path, *, ann: bool = False) -> SQLiteStore:
+    """``ann``: every namespace's vector candidates chosen by product codes (built in the
+    write)."""
     from graphmem.config import StoreConfig
 
-    config = StoreConfig(ann_min=1 if graphs else 0, ann_build_in_background=False)
+    config = StoreConfig(ann_min=1 if ann else 0, ann_build_in_background=False)
     s = SQLiteStore(tmp_path / "sqlite", dim=DIM, config=config)
     s.open()
     return s
@@ -80,9 +81,9 @@ def open_neo4j(request: pytest.FixtureRequest) -> MemoryStore:
     return store
 
 
-@pytest.fixture(params=["sqlite", "sqlite-hnsw", "falkordb", "neo4j"])
+@pytest.fixture(params=["sqlite", "sqlite-ann", "falkordb", "neo4j"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
-    s = (open_sqlite(tmp_path, graphs=request.param == "sqlite-hnsw")
+    s = (open_sqlite(tmp_path, ann=request.param == "sqlite-ann")
          if request.param.startswith("sqlite") else
          open_falkordb(request) if request.param == "falkordb" else open_neo4j(request))
     yield s
