@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from graphmem.bench import synthetic
-from graphmem.bench.scale import RandomEmbedder, _latency
+from graphmem.bench.scale import RandomEmbedder
+from graphmem.bench.stats import latency as _latency
 from graphmem.engine.embedding import make_embedder
 from graphmem.models import Memory
 from graphmem.rules.text import content_hash

@@ -26,7 +26,8 @@ from graphmem.api.app import create_app
 from graphmem.api.keys import KeyStore
 from graphmem.api.settings import Settings
 from graphmem.bench import synthetic
-from graphmem.bench.scale import RandomEmbedder, _latency
+from graphmem.bench.scale import RandomEmbedder
+from graphmem.bench.stats import latency as _latency
 
 
 def _port() -> int:

@@ -5,9 +5,10 @@ fresh store (the embedded folder, FalkorDB or Neo4j: ``engines.py``) and measure
 - embedding throughput of the model (memories and their context texts);
 - write throughput without embedding (vectors precomputed) for all N, and with embedding on a
   subset (the real model in the loop);
-- retrieve latency p50/p95/p99 at depth 0, 1 and 2, with and without the query embedding;
-- resident memory (this process: a server's own memory is not counted), disk use and the time
-  to reopen the store.
+- then, in a fresh process that only opens the store (``scale_serve``): the time to open it,
+  retrieve latency p50/p95/p99 at depth 0, 1 and 2 with and without the query embedding,
+  that process's resident memory, the vector top-10's recall, the hot cache; and disk use
+  (a server's own memory is not counted).
 ``--embeddings random`` swaps the model for seeded random vectors (store costs only; use it for
 100k runs on 2 cores, where embedding alone would take ~25 minutes).
 """
@@ -16,11 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import os
 import platform
-import resource
 import shutil
-import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -33,7 +35,8 @@ import numpy as np
 from graphmem import GraphMemory
 from graphmem.bench import synthetic
 from graphmem.bench.engines import Engine, engine
-from graphmem.config import CacheConfig
+from graphmem.bench.scale_serve import serve_spec
+from graphmem.config import EmbeddingConfig
 from graphmem.engine.embedding import Embedder, make_embedder
 from graphmem.engine.writes import context_text
 
@@ -109,27 +112,6 @@ class Switch:
         return self.inner.embed(texts)
 
 
-def _pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    k = (len(xs) - 1) * p / 100
-    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
-
-
-def _latency(xs: list[float]) -> dict[str, float]:
-    ms = [x * 1000 for x in xs]
-    return {"p50_ms": round(_pct(ms, 50), 2), "p95_ms": round(_pct(ms, 95), 2),
-            "p99_ms": round(_pct(ms, 99), 2), "mean_ms": round(statistics.fmean(ms), 2)}
-
-
-def _rss_mb() -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def _disk_mb(folder: Path) -> float:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20
 
@@ -145,12 +127,12 @@ def _context_texts(records: list[dict[str, Any]]) -> list[str]:
 def run_scale(n: int, *, embeddings: str = "real", queries: int = 200, batch: int = 1000,
               with_embedding_subset: int = 2000, folder: Path | None = None,
               store: str = "sqlite", neo4j_uri: str | None = None,
-              embedder: Embedder | None = None, progress: Any = print) -> dict[str, Any]:
+              quantized: bool = False, progress: Any = print) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="graphmem-bench-")) if folder is None else folder
     try:
         with engine(store, tmp, neo4j_uri=neo4j_uri) as eng:
             return _run(eng, n, embeddings=embeddings, queries=queries, batch=batch,
-                        with_embedding_subset=with_embedding_subset, embedder=embedder,
+                        with_embedding_subset=with_embedding_subset, quantized=quantized,
                         progress=progress)
     finally:
         if folder is None:
@@ -158,18 +140,17 @@ def run_scale(n: int, *, embeddings: str = "real", queries: int = 200, batch: in
 
 
 def _run(eng: Engine, n: int, *, embeddings: str, queries: int, batch: int,
-         with_embedding_subset: int, embedder: Embedder | None,
-         progress: Any) -> dict[str, Any]:
+         with_embedding_subset: int, quantized: bool, progress: Any) -> dict[str, Any]:
     base: Embedder = (RandomEmbedder() if embeddings == "random"
-                      else embedder or make_embedder())
+                      else make_embedder(EmbeddingConfig(quantize=quantized)))
     data, store = eng.target, eng.store
     namespace = f"bench-{uuid.uuid4().hex[:8]}" if eng.disk is None else "bench"
     records = synthetic.records(n)
-    qs = synthetic.queries(queries)
     pre = PrecomputedEmbedder(base)
     base.embed(["warm up"])
     texts = [str(r["content"]) for r in records]
-    ctx = _context_texts(records)
+    # context vectors are made from the memories' own (ADR 0015) unless configured as text
+    ctx = _context_texts(records) if eng.config.write.context_embedding == "text" else []
     progress(f"embedding {len(texts)} memories + {len(ctx)} context texts ({embeddings}) ...")
     t_embed = pre.fill(texts + ctx)
     result: dict[str, Any] = {
@@ -209,90 +190,18 @@ def _run(eng: Engine, n: int, *, embeddings: str, queries: int, batch: int,
     mem.close()
     result["close_s"] = round(time.perf_counter() - start, 3)
 
-    # the main numbers are uncached: each query is asked twice (with and without its
-    # embedding), which the hot cache would otherwise answer; its effect is measured apart
-    uncached = eng.config.model_copy(update={"cache": CacheConfig(ttl_seconds=0)})
-    start = time.perf_counter()
-    mem = GraphMemory.open(data, embedder=switch, config=uncached)
-    result["startup_s"] = round(time.perf_counter() - start, 3)
-    states = getattr(mem.backend, "ann_states", None)
-    result["vector_index"] = (states() if states is not None else {}).get(namespace, "exact")
-    qpre = PrecomputedEmbedder(base)
-    qpre.fill(qs)
-    t_q = []
-    for q in qs[:50]:
-        t0 = time.perf_counter()
-        base.embed([q])
-        t_q.append(time.perf_counter() - t0)
-    result["embed_query"] = _latency(t_q)
-    result["retrieve"] = {}
-    for depth in (0, 1, 2):
-        total, core = [], []
-        for q in qs:
-            switch.inner = base
-            t0 = time.perf_counter()
-            mem.retrieve(q, namespace=namespace, depth=depth)
-            total.append(time.perf_counter() - t0)
-            switch.inner = qpre
-            t0 = time.perf_counter()
-            mem.retrieve(q, namespace=namespace, depth=depth)
-            core.append(time.perf_counter() - t0)
-        result["retrieve"][f"depth_{depth}"] = {"with_query_embedding": _latency(total),
-                                                "without_query_embedding": _latency(core)}
-        progress(f"depth {depth}: p95 {result['retrieve'][f'depth_{depth}']}")
-    result["ann_recall@10"] = _ann_recall(mem, texts, pre, qpre, qs, namespace)
-    result["rss_mb"] = round(_rss_mb(), 1)
-    result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    mem.close()
-    switch.inner = base
-    with GraphMemory.open(data, embedder=switch, config=eng.config) as mem:
-        result["hot_cache"] = _hot_cache(mem, list(dict.fromkeys(qs))[:100], namespace)
+    # the serving half in a process of its own: this one holds every pre-computed vector
+    spec = serve_spec(data, eng.config, namespace, embeddings, queries, quantized)
+    progress("measuring in a fresh process: open, retrieve at depth 0/1/2, memory, recall ...")
+    child = subprocess.run([sys.executable, "-m", "graphmem.bench.scale_serve"],
+                           input=json.dumps(spec), capture_output=True, text=True)
+    if child.returncode != 0:
+        raise RuntimeError(f"the serving phase failed: {child.stderr.strip()[-2000:]}")
+    result.update(json.loads(child.stdout))
     if eng.disk is not None:  # a server's RSS is its own process: disk is its folder
         result["disk_mb"] = round(_disk_mb(eng.disk), 1)
         result["disk_mb_per_100k"] = round(result["disk_mb"] * 100_000 / n, 1)
     return result
-
-
-def _hot_cache(mem: GraphMemory, qs: list[str], namespace: str) -> dict[str, Any]:
-    """Each (distinct) query twice in a row at depth 1, query embedding included: the first
-    is answered by the pipeline, the repeat by the hot cache (seed 003); then one write and
-    the query again (the write must clear the namespace's answers: a miss)."""
-    first, repeat = [], []
-    for q in qs:
-        t0 = time.perf_counter()
-        mem.retrieve(q, namespace=namespace, depth=1)
-        t1 = time.perf_counter()
-        mem.retrieve(q, namespace=namespace, depth=1)
-        first.append(t1 - t0)
-        repeat.append(time.perf_counter() - t1)
-    before = mem.stats(namespace=namespace)["cache"]
-    mem.store("a write that clears the cached answers", namespace=namespace)
-    t0 = time.perf_counter()
-    mem.retrieve(qs[0], namespace=namespace, depth=1)
-    after_write = time.perf_counter() - t0
-    stats = mem.stats(namespace=namespace)["cache"]
-    return {"first": _latency(first), "repeat": _latency(repeat),
-            "after_write_ms": round(after_write * 1000, 2),
-            "hits": stats["hits"], "misses": stats["misses"],
-            "miss_after_write": stats["misses"] == before["misses"] + 1}
-
-
-def _ann_recall(mem: GraphMemory, texts: list[str], pre: PrecomputedEmbedder,
-                qpre: PrecomputedEmbedder, qs: list[str], namespace: str,
-                k: int = 10) -> float:
-    """The store's vector top-k against exhaustive search over the same vectors."""
-    ids = [m.id for page in mem.backend.iter_memories(namespace, embeddings=False)
-           for m in page]
-    contents = {m.id: m.content for page in mem.backend.iter_memories(
-        namespace, embeddings=False) for m in page}
-    matrix = np.stack([pre.table[contents[i]] for i in ids])
-    hits = []
-    for q in qs[:100]:
-        vec = qpre.table[q]
-        exact = {ids[j] for j in np.argsort(-(matrix @ vec))[:k]}
-        got = {i for i, _ in mem.backend.vector_topk(namespace, vec, k)}
-        hits.append(len(exact & got) / k)
-    return round(float(np.mean(hits)), 4)
 
 
 def table(r: dict[str, Any]) -> str:

@@ -280,7 +280,7 @@ def bench_scale(sizes: tuple[int, ...], store: str, neo4j_uri: str | None, embed
     results = []
     for n in sizes:
         r = run_scale(n, embeddings=embeddings, queries=queries, store=store,
-                      neo4j_uri=neo4j_uri, embedder=_embedder(quantized) if quantized else None,
+                      neo4j_uri=neo4j_uri, quantized=quantized,
                       progress=lambda msg: click.echo(msg, err=True))
         r["embedding_quantized"] = quantized
         click.echo(table(r))

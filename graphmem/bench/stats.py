@@ -1,0 +1,39 @@
+"""Numbers every benchmark reports the same way: latency percentiles and resident memory."""
+
+from __future__ import annotations
+
+import statistics
+
+
+def pct(xs: list[float], p: float) -> float:
+    """The p-th percentile, linearly interpolated.
+
+    Example:
+        >>> pct([1.0, 2.0, 3.0, 4.0], 50)
+        2.5
+    """
+    xs = sorted(xs)
+    k = (len(xs) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def latency(xs: list[float]) -> dict[str, float]:
+    """Seconds in, milliseconds out: p50 / p95 / p99 / mean.
+
+    Example:
+        >>> latency([0.001, 0.002, 0.003])["p50_ms"]
+        2.0
+    """
+    ms = [x * 1000 for x in xs]
+    return {"p50_ms": round(pct(ms, 50), 2), "p95_ms": round(pct(ms, 95), 2),
+            "p99_ms": round(pct(ms, 99), 2), "mean_ms": round(statistics.fmean(ms), 2)}
+
+
+def rss_mb() -> float:
+    """This process's resident memory now (VmRSS), in MB."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
