@@ -271,6 +271,10 @@ class StoreConfig(_Frozen):
     ann_min_recall: float = Field(default=0.98, ge=0, le=1)
     #: build in a background thread while the exact scan answers (False: inside the write)
     ann_build_in_background: bool = True
+    #: embedded store: a namespace with at least this many vectors keeps its float32 rows in
+    #: memory-mapped files under ``<data>/vectors`` (opened without reading them, pages the
+    #: kernel can reclaim); 0 = always in the process's memory (ADR 0020)
+    mapped_rows_min: int = Field(default=20_000, ge=0)
 
 
 class ConsolidationConfig(_Frozen):

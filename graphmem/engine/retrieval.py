@@ -234,9 +234,8 @@ class Retriever:
 
         # 2. seeds (more of them when filters will drop some)
         vector_k = rc.vector_k * (rc.filtered_widen if q.filters or q.as_of else 1)
-        dense = self.store.vector_topk(ns, vec, vector_k, tiers=q.tiers, statuses=statuses)
-        context = self.store.vector_topk(ns, vec, vector_k, field="context", tiers=q.tiers,
-                                         statuses=statuses)
+        dense, context = self.store.vector_topk_fields(ns, vec, vector_k, tiers=q.tiers,
+                                                       statuses=statuses)
         stats = self.store.keyword_stats(ns, terms) if terms else None
         seed_terms = self._seed_terms(terms, stats)
         newest = self._over_budget(seed_terms, stats)

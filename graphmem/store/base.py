@@ -320,6 +320,15 @@ class MemoryStore(Protocol):
         """Top-k (id, cosine similarity), best first."""
         ...
 
+    def vector_topk_fields(
+        self, namespace: str, vector: np.ndarray, k: int, *,
+        tiers: Collection[Tier] | None = None,
+        statuses: Collection[Status] = (Status.ACTIVE,),
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        """``vector_topk`` of the content and the context field, in one call (an adapter may
+        search both at once: the embedded store does for large namespaces)."""
+        ...
+
     def vector_topk_many(
         self, namespace: str, vectors: np.ndarray, k: int, *,
         statuses: Collection[Status] = (Status.ACTIVE,),

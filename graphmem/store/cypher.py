@@ -460,6 +460,14 @@ class CypherStore:
                 return matches
             fetch = min(max(fetch * 4, math.ceil(k / max(share, 1 / 64) * 1.25)), _MAX_FETCH)
 
+    def vector_topk_fields(self, namespace: str, vector: np.ndarray, k: int, *,
+                           tiers: Collection[Tier] | None = None,
+                           statuses: Collection[Status] = (Status.ACTIVE,),
+                           ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        return (self.vector_topk(namespace, vector, k, tiers=tiers, statuses=statuses),
+                self.vector_topk(namespace, vector, k, field="context", tiers=tiers,
+                                 statuses=statuses))
+
     def vector_topk_many(self, namespace: str, vectors: np.ndarray, k: int, *,
                          statuses: Collection[Status] = (Status.ACTIVE,),
                          ) -> list[list[tuple[str, float]]]:

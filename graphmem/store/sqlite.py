@@ -35,7 +35,7 @@ from graphmem.models import (
     Transition,
 )
 from graphmem.rules.bm25 import TermStats
-from graphmem.store import codec, sqlite_keywords
+from graphmem.store import codec, row_files, sqlite_keywords
 from graphmem.store.ann_keeper import AnnKeeper, bump_epoch
 from graphmem.store.base import (
     SORT_FIELDS,
@@ -50,7 +50,7 @@ from graphmem.store.base import (
 )
 from graphmem.store.lock import FolderLock
 from graphmem.store.sqlite_schema import migrate
-from graphmem.store.vectors import STATUS_CODE, TIER_CODE, VectorIndex
+from graphmem.store.vectors import STATUS_CODE, TIER_CODE, Allocator, VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +144,7 @@ class SQLiteStore:
         self._conn: sqlite3.Connection | None = None
         self._vectors: dict[str, VectorIndex] = {}
         self._ann = AnnKeeper(self.folder, dim, self.config)
+        self._rows = row_files.RowFiles(self.folder, dim)
 
     # lifecycle ------------------------------------------------------------------------------
     def open(self) -> None:
@@ -178,6 +179,10 @@ class SQLiteStore:
         with self._guard():
             if self._conn is not None:
                 self._ann.save(self._conn, self._vectors)
+                for ns, index in self._vectors.items():
+                    if index.mapped:
+                        self._rows.save(ns, row_files.read_epoch(self._conn, ns),
+                                        index.arrays())
                 self._conn.close()
                 self._conn = None
             self._folder_lock.release()
@@ -218,18 +223,56 @@ class SQLiteStore:
         """namespace -> loaded | built | building | exact, for namespaces past ``ann_min``."""
         return dict(self._ann.state)
 
+    def _namespaces(self) -> list[str]:
+        """Every namespace with memories, one index seek each (a loose index scan)."""
+        out: list[str] = []
+        row = self.conn.execute("SELECT min(namespace) FROM memories").fetchone()
+        while row is not None and row[0] is not None:
+            out.append(row[0])
+            row = self.conn.execute("SELECT min(namespace) FROM memories WHERE namespace > ?",
+                                    (row[0],)).fetchone()
+        return out
+
+    def _mapped(self, namespace: str) -> Allocator:
+        files = self._rows
+        return lambda field, cap, old: files.matrix(namespace, field, cap, old)
+
     def _load_caches(self) -> None:
-        cursor = self.conn.execute(
-            "SELECT namespace, id, tier, status, embedding, context_embedding, pk "
-            "FROM memories WHERE embedding IS NOT NULL ORDER BY pk"
-        )
-        while rows := cursor.fetchmany(20_000):  # in bulk: ~4x faster than row by row
-            by_ns: dict[str, list[Any]] = {}
-            for row in rows:
-                by_ns.setdefault(row[0], []).append(row)
-            for ns, part in by_ns.items():
-                self._load_vectors(ns, part)
-        log.info("opened %s: %d namespaces", self.folder, len(self._vectors))
+        """Vector rows: a large namespace maps the files its last close saved, when SQLite
+        agrees with them (ADR 0020); the others, and any whose files do not serve, are read
+        from SQLite (into files when past ``mapped_rows_min``)."""
+        unread: list[str] = []
+        for ns in self._namespaces():
+            arrays = self._rows.load(ns, self.conn) if self.config.mapped_rows_min else None
+            if arrays is not None:
+                self._vectors[ns] = VectorIndex.from_arrays(self.dim, arrays, self._mapped(ns))
+            else:
+                unread.append(ns)
+        from_files = len(self._vectors)
+        if unread:
+            big = self.config.mapped_rows_min
+            if big:
+                for ns, count in self.conn.execute(
+                        "SELECT namespace, count(*) FROM memories GROUP BY namespace"):
+                    if ns in unread and count >= big:
+                        self._vectors[ns] = VectorIndex(self.dim, alloc=self._mapped(ns))
+            # all at once in pk order when nothing was mapped, else namespace by namespace
+            # (a scan in pk order would read the mapped namespaces' pages too)
+            groups: list[str | None] = [None] if from_files == 0 else list(unread)
+            for only in groups:
+                cursor = self.conn.execute(
+                    "SELECT namespace, id, tier, status, embedding, context_embedding, pk "
+                    "FROM memories WHERE embedding IS NOT NULL "
+                    + ("" if only is None else "AND namespace = ? ") + "ORDER BY pk",
+                    () if only is None else (only,))
+                while rows := cursor.fetchmany(20_000):  # in bulk: ~4x faster than by row
+                    by_ns: dict[str, list[Any]] = {}
+                    for row in rows:
+                        by_ns.setdefault(row[0], []).append(row)
+                    for name, part in by_ns.items():
+                        self._load_vectors(name, part)
+        log.info("opened %s: %d namespaces (%d from mapped rows)", self.folder,
+                 len(self._vectors), from_files)
 
     def _load_vectors(self, ns: str, rows: list[Any]) -> None:
         if not rows:
@@ -313,6 +356,9 @@ class SQLiteStore:
                 sqlite_keywords.write(conn, ns, deltas)
                 if batch.memories or batch.delete_memories:
                     bump_epoch(conn, ns)  # saved product codes are out of date from here
+                if batch.memories or batch.delete_memories or any(
+                        "tier" in f or "status" in f for _, f in batch.patches):
+                    row_files.bump_epoch(conn, ns)  # and so are saved rows (ADR 0020)
                 for i in range(0, len(batch.memories), _CHUNK):
                     chunk_m = batch.memories[i:i + _CHUNK]
                     pks = dict(conn.execute(
@@ -365,6 +411,9 @@ class SQLiteStore:
                                  pk=new_pks.get(m.id))
             for id_, tier, status in patched_states:
                 index.set_state(id_, tier, status)
+            big = self.config.mapped_rows_min
+            if big and not index.mapped and len(index) >= big:
+                index.map_rows(self._mapped(ns))
             self._ann.after_write(ns, index, self._lock)
 
     @staticmethod
@@ -651,6 +700,16 @@ class SQLiteStore:
             if index is None:
                 return []
             return index.topk(vector, k, field=field, tiers=tiers, statuses=statuses)
+
+    def vector_topk_fields(self, namespace: str, vector: np.ndarray, k: int, *,
+                           tiers: Collection[Tier] | None = None,
+                           statuses: Collection[Status] = (Status.ACTIVE,),
+                           ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        with self._guard():
+            index = self._vectors.get(namespace)
+            if index is None:
+                return [], []
+            return index.topk_fields(vector, k, tiers=tiers, statuses=statuses)
 
     def vector_topk_many(self, namespace: str, vectors: np.ndarray, k: int, *,
                          statuses: Collection[Status] = (Status.ACTIVE,),

@@ -10,7 +10,9 @@ float32 rows, so an answer is exact whenever the codes put the true top-k among 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -25,6 +27,23 @@ STATUS_CODE = {s: i for i, s in enumerate(_STATUS_ORDER)}
 MAX_FETCH = 16_384
 #: candidates re-scored per query until the keeper's self-check sets the count
 CANDIDATES = 1000
+#: a namespace of at least this many rows searches its two fields at once (faiss and BLAS
+#: release the GIL); below it a thread hand-off costs more than the second search
+PARALLEL_MIN = 20_000
+_pool: ThreadPoolExecutor | None = None
+#: (field, capacity, the matrix it replaces or None) -> a zeroed or carried-over matrix
+Allocator = Callable[[str, int, "np.ndarray | None"], np.ndarray]
+_SMALL = ("_has_context", "_tier", "_status", "_pk")
+
+
+def in_memory(dim: int) -> Allocator:
+    """Matrices in the process's own memory (a namespace below ``mapped_rows_min``)."""
+    def alloc(field: str, capacity: int, old: np.ndarray | None) -> np.ndarray:
+        grown = np.zeros((capacity, dim), dtype=np.float32)
+        if old is not None:
+            grown[:len(old)] = old
+        return grown
+    return alloc
 
 
 class VectorIndex:
@@ -41,12 +60,16 @@ class VectorIndex:
         ['a']
     """
 
-    def __init__(self, dim: int, capacity: int = 1024) -> None:
+    def __init__(self, dim: int, capacity: int = 1024, *,
+                 alloc: Allocator | None = None) -> None:
         self.dim = dim
         self.ids: list[str] = []
         self.row_of: dict[str, int] = {}
-        self._content = np.zeros((capacity, dim), dtype=np.float32)
-        self._context = np.zeros((capacity, dim), dtype=np.float32)
+        self._alloc = alloc or in_memory(dim)
+        #: the rows are file-backed (``row_files``): the store saves them at close
+        self.mapped = alloc is not None
+        self._content = self._alloc("content", capacity, None)
+        self._context = self._alloc("context", capacity, None)
         self._has_context = np.zeros(capacity, dtype=bool)
         self._tier = np.zeros(capacity, dtype=np.int8)
         self._status = np.zeros(capacity, dtype=np.int8)
@@ -72,11 +95,46 @@ class VectorIndex:
         if need <= cap:
             return
         new_cap = max(need, cap * 2)
-        for name in ("_content", "_context", "_has_context", "_tier", "_status", "_pk"):
+        self._content = self._alloc("content", new_cap, self._content)
+        self._context = self._alloc("context", new_cap, self._context)
+        for name in _SMALL:
             old = getattr(self, name)
-            grown = np.zeros((new_cap, *old.shape[1:]), dtype=old.dtype)
+            grown = np.zeros(new_cap, dtype=old.dtype)
             grown[:cap] = old
             setattr(self, name, grown)
+
+    def map_rows(self, alloc: Allocator) -> None:
+        """Move the two matrices to ``alloc``'s (files): the rows are copied once."""
+        cap = self._content.shape[0]
+        self._alloc, self.mapped = alloc, True
+        self._content = alloc("content", cap, self._content)
+        self._context = alloc("context", cap, self._context)
+
+    def arrays(self) -> dict[str, Any]:
+        """What ``row_files`` saves: the matrices, ids and the per-row columns."""
+        return {"content": self._content, "context": self._context, "ids": self.ids,
+                "pk": self._pk, "tier": self._tier, "status": self._status,
+                "has_context": self._has_context}
+
+    @classmethod
+    def from_arrays(cls, dim: int, arrays: dict[str, Any], alloc: Allocator) -> VectorIndex:
+        """An index over saved arrays (``row_files.load``): the matrices as mapped."""
+        index = cls(dim, capacity=0)
+        index._alloc, index.mapped = alloc, True
+        n = len(arrays["ids"])
+        index._content, index._context = arrays["content"], arrays["context"]
+        cap = index._content.shape[0]
+        for name in _SMALL:
+            col = np.zeros(cap, dtype=getattr(index, name).dtype)
+            col[:n] = arrays[name[1:]]
+            setattr(index, name, col)
+        index.ids = list(arrays["ids"])
+        index.row_of = dict(zip(index.ids, range(n), strict=True))
+        index.row_of_pk = dict(zip(index._pk[:n].tolist(), range(n), strict=True))
+        counts = np.bincount(index._tier[:n].astype(np.intp) * len(STATUS_CODE)
+                             + index._status[:n], minlength=index._states.size)
+        index._states = counts.reshape(index._states.shape).astype(np.int64)
+        return index
 
     def upsert(self, id_: str, content: np.ndarray | None, context: np.ndarray | None,
                tier: Tier, status: Status, *, pk: int | None = None) -> None:
@@ -291,6 +349,21 @@ class VectorIndex:
         sub = (matrix[candidates] @ q if candidates.size * 4 < n
                else (matrix[:n] @ q)[candidates])
         return self._best(candidates, sub, k)
+
+    def topk_fields(self, query: np.ndarray, k: int, *, tiers: Collection[Tier] | None = None,
+                    statuses: Collection[Status] = (Status.ACTIVE,),
+                    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        """``topk`` of both fields; a large namespace searches the context field in a second
+        thread meanwhile (the caller holds the store's lock: nothing writes)."""
+        global _pool
+        if len(self.ids) < PARALLEL_MIN:
+            return (self.topk(query, k, tiers=tiers, statuses=statuses),
+                    self.topk(query, k, field="context", tiers=tiers, statuses=statuses))
+        if _pool is None:
+            _pool = ThreadPoolExecutor(1, thread_name_prefix="graphmem-vectors")
+        context = _pool.submit(self.topk, query, k, field="context", tiers=tiers,
+                               statuses=statuses)
+        return self.topk(query, k, tiers=tiers, statuses=statuses), context.result()
 
     def _best(self, rows: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[str, float]]:
         """The top k of ``rows`` by score, ties by row (the same order whichever path)."""

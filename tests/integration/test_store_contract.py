@@ -221,6 +221,28 @@ def test_context_field_only_ranks_memories_with_context(store: MemoryStore) -> N
     assert [i for i, _ in got] == ["m1"]
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+def test_vector_topk_fields_is_vector_topk_of_each_field(
+        store: MemoryStore, parallel: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both fields in one call (the embedded store searches them at once in a large
+    namespace: ``parallel`` makes every namespace large) answer as two calls would."""
+    if parallel:
+        monkeypatch.setattr("graphmem.store.vectors.PARALLEL_MIN", 0)
+    ms = [memory(i, context=i % 3 > 0, tier=Tier.FAST if i % 2 else Tier.SLOW)
+          for i in range(30)]
+    ms[4].status = Status.ARCHIVED
+    store.apply(WriteBatch(NS, memories=ms))
+    q = vec(5) + 0.4 * vec(1007) + 0.2 * vec(4)
+    q = q / np.linalg.norm(q)
+    for kw in ({}, {"tiers": [Tier.FAST]}, {"statuses": [Status.ACTIVE, Status.ARCHIVED]}):
+        content, context = store.vector_topk_fields(NS, q, 5, **kw)
+        assert content == store.vector_topk(NS, q, 5, **kw)
+        assert context == store.vector_topk(NS, q, 5, field="context",
+                                            **kw)
+        assert content and context and content != context
+    assert store.vector_topk_fields("nobody", q, 5) == ([], [])
+
+
 def test_similarities_are_the_cosines_of_the_current_vectors(store: MemoryStore) -> None:
     store.apply(WriteBatch(NS, memories=[memory(1, context=True), memory(2)]))
     bare = memory(3)
