@@ -185,6 +185,10 @@ class RetrievalConfig(_Frozen):
     vector_k: int = Field(default=50, gt=0)
     keyword_k: int = Field(default=50, gt=0)
     seeds: int = Field(default=20, gt=0)
+    #: record a retrieval's accesses in a writer thread instead of before it returns (the
+    #: REST server's default: concurrent searches share one write); off, the library's
+    #: default, is deterministic (tests, simulations with an injected clock)
+    defer_access: bool = False
     #: keyword seeding uses the rarest query terms whose postings fit this budget (ADR 0002)
     seed_postings: int = Field(default=3000, gt=0)
     #: the full-text index is asked for this many candidates, which graphmem's own BM25 then
@@ -253,6 +257,11 @@ class StoreConfig(_Frozen):
     """
 
     sqlite_synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
+    #: SQLite's page cache per connection (the store's and each reading thread's), in MB
+    sqlite_cache_mb: int = Field(default=64, ge=1)
+    #: SQLite reads the database file through a memory map of up to this many MB: the
+    #: reading threads' connections share the OS's pages instead of each copying them
+    sqlite_mmap_mb: int = Field(default=1024, ge=0)
     busy_timeout_ms: int = Field(default=30_000, ge=0)
     neo4j_user: str = "neo4j"
     neo4j_password: SecretStr | None = None

@@ -4,7 +4,11 @@ ADR 0019).
 
 SQLite is the source of truth; the caches are rebuilt from it at ``open`` and updated only
 after a transaction commits, so a failed write leaves both untouched. One process owns a data
-folder (``FolderLock``); all access inside the process is serialised by one lock.
+folder (``FolderLock``). Inside it, reads run side by side, each thread on its own SQLite
+connection (WAL); writes take turns on the store's connection and run beside the reads (WAL
+readers keep their snapshot), and only the step that brings the in-memory index in step with
+a committed write excludes reads (``RWLock``): a read sees the index before or after a write,
+never half of it.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from graphmem.store.base import (
     breadth_first,
 )
 from graphmem.store.lock import FolderLock
+from graphmem.store.rwlock import RWLock
 from graphmem.store.sqlite_schema import migrate
 from graphmem.store.vectors import STATUS_CODE, TIER_CODE, Allocator, VectorIndex
 
@@ -139,7 +144,11 @@ class SQLiteStore:
         self.create = create
         self.dim = dim
         self.config = config or StoreConfig()
-        self._lock = threading.RLock()
+        self._lock = RWLock()  # the in-memory index: many readers, or one write's update
+        self._write_mutex = threading.RLock()  # SQLite's one writer: writes take turns
+        self._local = threading.local()  # each reading thread's connection
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
         self._folder_lock = FolderLock(self.folder)
         self._conn: sqlite3.Connection | None = None
         self._vectors: dict[str, VectorIndex] = {}
@@ -162,7 +171,7 @@ class SQLiteStore:
                                    check_same_thread=False)
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute(f"PRAGMA synchronous = {self.config.sqlite_synchronous}")
-            conn.execute(f"PRAGMA busy_timeout = {int(self.config.busy_timeout_ms)}")
+            self._tune(conn)
             migrate(conn)
             self._conn = conn
             self._load_caches()
@@ -174,9 +183,14 @@ class SQLiteStore:
             self._folder_lock.release()
             raise
 
+    def _tune(self, conn: sqlite3.Connection) -> None:
+        conn.execute(f"PRAGMA busy_timeout = {int(self.config.busy_timeout_ms)}")
+        conn.execute(f"PRAGMA cache_size = {-1024 * int(self.config.sqlite_cache_mb)}")
+        conn.execute(f"PRAGMA mmap_size = {2**20 * int(self.config.sqlite_mmap_mb)}")
+
     def close(self) -> None:
         self._ann.stop()  # outside the lock: a finishing build takes it
-        with self._guard():
+        with self._guard(write=True), self._lock.write():
             if self._conn is not None:
                 self._ann.save(self._conn, self._vectors)
                 for ns, index in self._vectors.items():
@@ -185,24 +199,56 @@ class SQLiteStore:
                                         index.arrays())
                 self._conn.close()
                 self._conn = None
+            with self._readers_lock:
+                for reader in self._readers:
+                    reader.close()
+                self._readers.clear()
+                self._local = threading.local()
             self._folder_lock.release()
             self._vectors.clear()
 
     @property
     def conn(self) -> sqlite3.Connection:
+        """The calling thread's connection: its own (read only) while it holds a read, the
+        store's (for writes, and while opening) otherwise."""
         if self._conn is None:
             raise StoreError("store is not open")
-        return self._conn
+        if not self._lock.reading_here():
+            return self._conn
+        reader: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if reader is None:
+            reader = sqlite3.connect(self.folder / DB_FILE, isolation_level=None,
+                                     check_same_thread=False)
+            self._tune(reader)
+            reader.execute("PRAGMA query_only = ON")
+            with self._readers_lock:
+                self._readers.append(reader)
+            self._local.conn = reader
+        return reader
 
     @contextmanager
-    def _guard(self) -> Iterator[None]:
-        """The store's lock, and SQLite's own errors as ``StoreError``: none crosses the
-        port (reads used to leak ``sqlite3.Error``)."""
-        with self._lock:
+    def _guard(self, *, write: bool = False) -> Iterator[None]:
+        """A read (side by side with other reads and with a write's transaction) or a write
+        (one at a time, on the store's connection), and SQLite's own errors as
+        ``StoreError``: none crosses the port (reads used to leak ``sqlite3.Error``)."""
+        if write and self._lock.reading_here():
+            raise StoreError("a write inside a read")  # a bug: it would see a stale snapshot
+        if not write:
+            with self._lock.read():
+                try:
+                    yield
+                except sqlite3.Error as exc:
+                    raise StoreError(f"SQLite store failed: {exc}") from exc
+            return
+        with self._write_mutex:
+            depth = getattr(self._local, "writing", 0)
+            self._local.writing = depth + 1
             try:
                 yield
             except sqlite3.Error as exc:
                 raise StoreError(f"SQLite store failed: {exc}") from exc
+            finally:
+                self._local.writing = depth
 
     def compact(self, min_stale: int = 1) -> int:
         """Nothing waits here: rows and their vectors are deleted in place."""
@@ -296,6 +342,8 @@ class SQLiteStore:
 
     # writes ---------------------------------------------------------------------------------
     def _transaction(self, work: Any) -> None:
+        if not getattr(self._local, "writing", 0):
+            raise StoreError("a write outside the store's write lock")  # a bug, not input
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -320,7 +368,7 @@ class SQLiteStore:
             return
         batch.check()
         ns = batch.namespace
-        with self._guard():
+        with self._guard(write=True):
             touched = list({*batch.delete_memories, *(m.id for m in batch.memories)})
             old_keywords: list[tuple[str, str]] = []
             new_pks: dict[str, int] = {}
@@ -399,22 +447,29 @@ class SQLiteStore:
                             f"id IN ({_marks(len(chunk))})", (ns, *chunk)))
 
             self._transaction(work_and_states)
-            # the transaction committed: bring the caches in step
-            index = self._index(ns)
-            for id_ in batch.delete_memories:
-                index.remove(id_)
-            for m in batch.memories:
-                if m.embedding is None:
-                    index.set_state(m.id, m.tier, m.status)
-                else:
-                    index.upsert(m.id, m.embedding, m.context_embedding, m.tier, m.status,
-                                 pk=new_pks.get(m.id))
-            for id_, tier, status in patched_states:
-                index.set_state(id_, tier, status)
-            big = self.config.mapped_rows_min
-            if big and not index.mapped and len(index) >= big:
-                index.map_rows(self._mapped(ns))
-            self._ann.after_write(ns, index, self._lock)
+            if not (batch.memories or batch.delete_memories or patched_states):
+                return  # nothing the in-memory index holds changed (access bookkeeping)
+            # the transaction committed: bring the caches in step, reads held off meanwhile
+            with self._lock.write():
+                self._after_commit(ns, batch, new_pks, patched_states)
+
+    def _after_commit(self, ns: str, batch: WriteBatch, new_pks: dict[str, int],
+                      patched_states: list[tuple[str, Tier, Status]]) -> None:
+        index = self._index(ns)
+        for id_ in batch.delete_memories:
+            index.remove(id_)
+        for m in batch.memories:
+            if m.embedding is None:
+                index.set_state(m.id, m.tier, m.status)
+            else:
+                index.upsert(m.id, m.embedding, m.context_embedding, m.tier, m.status,
+                             pk=new_pks.get(m.id))
+        for id_, tier, status in patched_states:
+            index.set_state(id_, tier, status)
+        big = self.config.mapped_rows_min
+        if big and not index.mapped and len(index) >= big:
+            index.map_rows(self._mapped(ns))
+        self._ann.after_write(ns, index, self._lock)
 
     @staticmethod
     def _patch(conn: sqlite3.Connection, ns: str,
@@ -439,7 +494,7 @@ class SQLiteStore:
     def touch(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
         if not ids:
             return
-        with self._guard():
+        with self._guard(write=True):
             self._transaction(lambda conn: conn.executemany(
                 "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
                 "WHERE namespace = ? AND id = ?", [(at.timestamp(), namespace, i) for i in ids]))
@@ -709,7 +764,10 @@ class SQLiteStore:
             index = self._vectors.get(namespace)
             if index is None:
                 return [], []
-            return index.topk_fields(vector, k, tiers=tiers, statuses=statuses)
+            # alone, a query searches the second field in another thread; among concurrent
+            # queries the cores are busy already
+            return index.topk_fields(vector, k, tiers=tiers, statuses=statuses,
+                                     parallel=self._lock.readers <= 1)
 
     def vector_topk_many(self, namespace: str, vectors: np.ndarray, k: int, *,
                          statuses: Collection[Status] = (Status.ACTIVE,),
@@ -769,7 +827,7 @@ class SQLiteStore:
 
     # jobs -----------------------------------------------------------------------------------
     def save_run(self, run: dict[str, Any]) -> None:
-        with self._guard():
+        with self._guard(write=True):
             self._transaction(lambda conn: conn.execute(
                 "INSERT INTO consolidation_runs (id, namespace, status, created_at, data) "
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET status = excluded.status, "
@@ -795,7 +853,7 @@ class SQLiteStore:
                 "SELECT status, count(*) FROM consolidation_runs GROUP BY status").fetchall())
 
     def acquire_lease(self, name: str, owner: str, until: datetime, now: datetime) -> bool:
-        with self._guard():
+        with self._guard(write=True):
             self._transaction(lambda conn: conn.execute(
                 "INSERT INTO leases (name, owner, expires_at) VALUES (?, ?, ?) "
                 "ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, "
@@ -813,6 +871,6 @@ class SQLiteStore:
         return None if row is None else (str(row[0]), datetime.fromtimestamp(row[1], UTC))
 
     def release_lease(self, name: str, owner: str) -> None:
-        with self._guard():
+        with self._guard(write=True):
             self._transaction(lambda conn: conn.execute(
                 "DELETE FROM leases WHERE name = ? AND owner = ?", (name, owner)))

@@ -351,12 +351,12 @@ class VectorIndex:
         return self._best(candidates, sub, k)
 
     def topk_fields(self, query: np.ndarray, k: int, *, tiers: Collection[Tier] | None = None,
-                    statuses: Collection[Status] = (Status.ACTIVE,),
+                    statuses: Collection[Status] = (Status.ACTIVE,), parallel: bool = True,
                     ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         """``topk`` of both fields; a large namespace searches the context field in a second
-        thread meanwhile (the caller holds the store's lock: nothing writes)."""
+        thread meanwhile, when ``parallel`` (the caller holds a read: nothing writes)."""
         global _pool
-        if len(self.ids) < PARALLEL_MIN:
+        if not parallel or len(self.ids) < PARALLEL_MIN:
             return (self.topk(query, k, tiers=tiers, statuses=statuses),
                     self.topk(query, k, field="context", tiers=tiers, statuses=statuses))
         if _pool is None:

@@ -1,0 +1,117 @@
+"""A readers-writer lock for the embedded store: many reads at once, one write alone.
+
+Reads (queries, each on its own SQLite connection) run side by side; a write (it changes
+SQLite and the in-memory vector index) waits for the reads under way and runs alone. A
+waiting write holds back new reads, so a stream of queries cannot starve it. Re-entrant the
+ways the store nests: a read inside a read, a read or a write inside the thread's own write.
+A read cannot become a write (that would deadlock two readers): it raises instead.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+class RWLock:
+    """Example:
+        >>> lock = RWLock()
+        >>> with lock.read(), lock.read():
+        ...     lock.readers
+        1
+        >>> with lock.write(), lock.read():
+        ...     lock.writing
+        True
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._readers = 0  # threads holding a read
+        self._writer: int | None = None  # the thread holding the write
+        self._write_depth = 0
+        self._waiting_writers = 0
+        self._local = threading.local()
+
+    @property
+    def readers(self) -> int:
+        return self._readers
+
+    @property
+    def writing(self) -> bool:
+        return self._writer is not None
+
+    def _read_depth(self) -> int:
+        return int(getattr(self._local, "depth", 0))
+
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        me = threading.get_ident()
+        depth = self._read_depth()
+        if self._writer == me or depth:  # inside the thread's own write or read
+            self._local.depth = depth + 1
+            try:
+                yield
+            finally:
+                self._local.depth = depth
+            return
+        with self._cond:
+            while self._writer is not None or self._waiting_writers:
+                self._cond.wait()
+            self._readers += 1
+        self._local.depth = 1
+        try:
+            yield
+        finally:
+            self._local.depth = 0
+            with self._cond:
+                self._readers -= 1
+                if not self._readers:
+                    self._cond.notify_all()
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        me = threading.get_ident()
+        if self._writer == me:
+            self._write_depth += 1
+            try:
+                yield
+            finally:
+                self._write_depth -= 1
+            return
+        if self._read_depth():
+            raise RuntimeError("a read cannot become a write (it would deadlock)")
+        with self._cond:
+            self._waiting_writers += 1
+            try:
+                while self._writer is not None or self._readers:
+                    self._cond.wait()
+            finally:
+                self._waiting_writers -= 1
+            self._writer, self._write_depth = me, 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writer, self._write_depth = None, 0
+                self._cond.notify_all()
+
+    def writing_here(self) -> bool:
+        """The calling thread holds the write."""
+        return self._writer == threading.get_ident()
+
+    def reading_here(self) -> bool:
+        """The calling thread holds a read (and not the write)."""
+        return bool(self._read_depth()) and self._writer != threading.get_ident()
+
+    def __enter__(self) -> None:
+        """``with lock:`` is a write (the product codes' keeper swaps what reads use)."""
+        cm = self.write()
+        cm.__enter__()
+        stack = getattr(self._local, "cms", None)
+        if stack is None:
+            stack = self._local.cms = []
+        stack.append(cm)
+
+    def __exit__(self, *exc: object) -> None:
+        self._local.cms.pop().__exit__(None, None, None)

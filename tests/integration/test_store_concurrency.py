@@ -1,0 +1,143 @@
+"""The embedded store under concurrent use: reads go on while a write's transaction runs (they
+see the snapshot before it), a write's update of the in-memory index waits for the reads
+under way, and readers and writers together lose and corrupt nothing."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from graphmem.config import StoreConfig
+from graphmem.models import Memory
+from graphmem.store.base import WriteBatch
+from graphmem.store.sqlite import SQLiteStore
+
+DIM = 16
+NS = "conc"
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def vec(i: int) -> np.ndarray:
+    v = np.random.default_rng(i).standard_normal(DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def memory(i: int) -> Memory:
+    return Memory(id=f"m{i}", namespace=NS, content=f"note {i}", created_at=T0, updated_at=T0,
+                  last_accessed_at=T0, content_hash=f"h{i}", embedding=vec(i),
+                  keywords=f"note w{i}", context_keywords="")
+
+
+def open_store(folder: Path) -> SQLiteStore:
+    store = SQLiteStore(folder, dim=DIM, config=StoreConfig(ann_min=0, mapped_rows_min=0))
+    store.open()
+    return store
+
+
+def test_reads_go_on_during_a_write_transaction_and_see_the_snapshot_before_it(
+        tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    try:
+        store.apply(WriteBatch(NS, memories=[memory(1)]))
+        in_transaction, finish = threading.Event(), threading.Event()
+        transaction = store._transaction
+
+        def slow(work: object) -> None:
+            def held(conn: object) -> None:
+                work(conn)  # type: ignore[operator]
+                in_transaction.set()
+                finish.wait(10)
+            transaction(held)
+
+        store._transaction = slow  # type: ignore[method-assign]
+        writer = threading.Thread(target=store.apply,
+                                  args=(WriteBatch(NS, memories=[memory(2)]),))
+        writer.start()
+        assert in_transaction.wait(10)
+        seen: dict[str, object] = {}
+        reader = threading.Thread(target=lambda: seen.update(
+            got=store.get_memories(NS, ["m1", "m2"]), hits=store.vector_topk(NS, vec(2), 1)))
+        reader.start()
+        reader.join(5)
+        assert not reader.is_alive()  # the read did not wait for the write
+        assert set(seen["got"]) == {"m1"}  # type: ignore[arg-type]
+        assert [i for i, _ in seen["hits"]] == ["m1"]  # type: ignore[attr-defined]
+        finish.set()
+        writer.join(5)
+        assert set(store.get_memories(NS, ["m1", "m2"])) == {"m1", "m2"}
+        assert store.vector_topk(NS, vec(2), 1)[0][0] == "m2"
+    finally:
+        store.close()
+
+
+def test_a_write_updates_the_index_only_when_the_reads_under_way_are_done(
+        tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    try:
+        store.apply(WriteBatch(NS, memories=[memory(1)]))
+        inside, leave = threading.Event(), threading.Event()
+
+        def long_read() -> None:
+            with store._guard():
+                inside.set()
+                leave.wait(10)
+
+        reader = threading.Thread(target=long_read)
+        reader.start()
+        assert inside.wait(5)
+        writer = threading.Thread(target=store.apply,
+                                  args=(WriteBatch(NS, memories=[memory(2)]),))
+        writer.start()
+        time.sleep(0.1)
+        assert writer.is_alive() and "m2" not in store._vectors[NS].row_of  # waits for the read
+        leave.set()
+        for t in (reader, writer):
+            t.join(5)
+        assert "m2" in store._vectors[NS].row_of
+    finally:
+        store.close()
+
+
+def test_readers_and_writers_together_lose_nothing(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    errors: list[BaseException] = []
+    writers, per_writer = 3, 40
+    done = threading.Event()
+
+    def write(w: int) -> None:
+        try:
+            for j in range(per_writer):
+                store.apply(WriteBatch(NS, memories=[memory(1000 * w + j)]))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    def read(r: int) -> None:
+        try:
+            while not done.is_set():
+                hits = store.vector_topk(NS, vec(r), 5)
+                got = store.get_memories(NS, [i for i, _ in hits])
+                assert set(got) == {i for i, _ in hits}  # the index never runs ahead of SQLite
+                store.keyword_candidates(NS, ["note"], 10)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    try:
+        readers = [threading.Thread(target=read, args=(r,)) for r in range(4)]
+        ws = [threading.Thread(target=write, args=(w,)) for w in range(writers)]
+        for t in [*readers, *ws]:
+            t.start()
+        for t in ws:
+            t.join(60)
+        done.set()
+        for t in readers:
+            t.join(60)
+        assert not errors, errors
+        assert len(store._vectors[NS]) == writers * per_writer
+        assert store.counts(NS).memories and sum(store.counts(NS).memories.values()) == \
+            writers * per_writer
+    finally:
+        store.close()
