@@ -42,7 +42,8 @@ class KeyStore:
         self.records: KeyRecords = (KeyFile(Path(records)) if isinstance(records, Path | str)
                                     else records)
         self.ttl = ttl
-        self._seen: dict[str, tuple[float, Principal]] = {}
+        #: digest -> (when verified, who, the records' version then, if they have one)
+        self._seen: dict[str, tuple[float, Principal, object]] = {}
         self._lock = threading.Lock()
 
     def create(self, namespaces: list[str], role: str, label: str | None = None
@@ -59,12 +60,22 @@ class KeyStore:
                                "label": label, "created_at": time.time()})
         return key_id, key
 
+    def _version(self) -> object:
+        """The records' change token, when they have one (the key file: ``KeyFile.version``)."""
+        version = getattr(self.records, "version", None)
+        return None if version is None else version()
+
     def verify(self, key: str) -> Principal | None:
+        """The key's principal, or None. A verdict is reused for ``ttl`` seconds, and for as
+        long as records that can tell (the key file) have not changed since: a revocation
+        counts from the next request, without a database read per request."""
         digest = _hash(key)
         now = time.monotonic()
+        version = self._version()
         with self._lock:
             seen = self._seen.get(digest)
-        if seen is not None and now - seen[0] < self.ttl:
+        if seen is not None and (now - seen[0] < self.ttl
+                                 or (version is not None and seen[2] == version)):
             return seen[1]
         row = self.records.key_by_hash(digest)
         if row is None:
@@ -73,7 +84,7 @@ class KeyStore:
             return None
         who = Principal(row["id"], frozenset(row["namespaces"]), row["role"])
         with self._lock:
-            self._seen[digest] = (now, who)
+            self._seen[digest] = (now, who, version)
         return who
 
     def list(self) -> list[dict[str, object]]:

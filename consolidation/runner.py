@@ -117,6 +117,7 @@ class Consolidator:
 
     # -- entry points ------------------------------------------------------------------------
     def run(self, namespace: str | None = None, *, dry_run: bool = False) -> ConsolidationRun:
+        self.core.settle()  # deferred accesses count (importance, last access) before we read
         now = self.core.clock()
         run_id = f"run-{now.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
         if dry_run:  # saved, so the report can be opened later; it changes nothing else

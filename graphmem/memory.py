@@ -84,6 +84,7 @@ class GraphMemory(AgentMethods):
         return cls(store, embedder=embedder, config=config, clock=clock)
 
     def close(self) -> None:
+        self._access.close()  # deferred access bookkeeping is recorded first
         self.backend.close()
 
     def __enter__(self) -> GraphMemory:

@@ -43,6 +43,13 @@ class Core:
     #: namespace -> writes this process applied through ``apply`` (the hot cache's key:
     #: a cached answer is served only while its namespace's count is unchanged)
     generation: Counter[str] = field(default_factory=Counter, compare=False)
+    #: what waits to be written behind the caller's back (deferred access bookkeeping):
+    #: maintenance and consolidation ``settle`` it before they read
+    pending: list[Callable[[], None]] = field(default_factory=list, compare=False)
+
+    def settle(self) -> None:
+        for wait in self.pending:
+            wait()
 
     def apply(self, batch: WriteBatch) -> None:
         """Apply a write batch (``store.apply``) and invalidate the namespace's cached

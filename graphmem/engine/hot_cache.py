@@ -3,10 +3,11 @@ gets the answer from memory. Two caches, per process: query embeddings by text (
 the dearest step; an embedding never goes stale), and ranked results by the whole query,
 served only while the namespace has seen no write since (``Core.generation``) and younger
 than ``CacheConfig.ttl_seconds``. Hits and misses are counted per namespace for ``stats`` and
-``/metrics``."""
+``/metrics``. Thread-safe: a server's retrievals use it at once."""
 
 from __future__ import annotations
 
+import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable
 from datetime import datetime
@@ -39,6 +40,7 @@ class HotCache:
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
+        self._lock = threading.Lock()
 
     @property
     def enabled(self) -> bool:
@@ -48,38 +50,44 @@ class HotCache:
         """Copies of the cached results of ``key`` while fresh, else None (a miss)."""
         if not self.enabled:
             return None
-        entry = self._results.get(key)
-        if entry is not None:
-            gen, at, results = entry
-            age = (self.clock() - at).total_seconds()
-            if gen == generation and 0 <= age <= self.config.ttl_seconds:
-                self._results.move_to_end(key)
-                self.hits[ns] += 1
-                return [_copy(r) for r in results]
-            del self._results[key]
-        self.misses[ns] += 1
+        with self._lock:
+            entry = self._results.get(key)
+            if entry is not None:
+                gen, at, results = entry
+                age = (self.clock() - at).total_seconds()
+                if gen == generation and 0 <= age <= self.config.ttl_seconds:
+                    self._results.move_to_end(key)
+                    self.hits[ns] += 1
+                    return [_copy(r) for r in results]
+                del self._results[key]
+            self.misses[ns] += 1
         return None
 
     def put(self, ns: str, key: Hashable, generation: int,
             results: list[RetrievalResult]) -> None:
         if not self.enabled:
             return
-        self._results[key] = (generation, self.clock(), [_copy(r) for r in results])
-        self._results.move_to_end(key)
-        while len(self._results) > self.config.max_entries:
-            self._results.popitem(last=False)
+        entry = (generation, self.clock(), [_copy(r) for r in results])
+        with self._lock:
+            self._results[key] = entry
+            self._results.move_to_end(key)
+            while len(self._results) > self.config.max_entries:
+                self._results.popitem(last=False)
 
     def embedding(self, text: str, embed: Callable[[str], np.ndarray]) -> np.ndarray:
         """The query's embedding, computed once per text while it stays in the cache."""
         if not self.enabled:
             return embed(text)
-        vec = self._vectors.get(text)
-        if vec is None:
-            vec = self._vectors[text] = embed(text)
+        with self._lock:
+            vec = self._vectors.get(text)
+            if vec is not None:
+                self._vectors.move_to_end(text)
+                return vec
+        vec = embed(text)  # outside the lock: other queries embed meanwhile (batched)
+        with self._lock:
+            self._vectors[text] = vec
             while len(self._vectors) > self.config.max_entries:
                 self._vectors.popitem(last=False)
-        else:
-            self._vectors.move_to_end(text)
         return vec
 
     def stats(self, ns: str) -> dict[str, Any]:

@@ -93,6 +93,7 @@ class Maintainer:
         self.lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
 
     def run(self, namespace: str | None = None, *, dry_run: bool = False) -> MaintenanceReport:
+        self.core.settle()  # deferred accesses count (windows, last access) before we read
         now = self.clock()
         report = MaintenanceReport(at=now, dry_run=dry_run)
         for ns in [namespace] if namespace else self.store.namespaces():

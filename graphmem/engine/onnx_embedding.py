@@ -141,6 +141,8 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                     path = self._quantized(path)
                 options = ort.SessionOptions()
                 options.intra_op_num_threads = min(2, os.cpu_count() or 1)
+                # idle workers sleep: spinning kept a core busy between a server's queries
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 options.log_severity_level = 3
                 self._session = ort.InferenceSession(str(path), options,
                                                      providers=["CPUExecutionProvider"])

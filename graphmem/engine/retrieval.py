@@ -30,6 +30,7 @@ import numpy as np
 from graphmem.engine.access import AccessLog
 from graphmem.engine.core import Core
 from graphmem.engine.hot_cache import HotCache
+from graphmem.engine.query_batcher import QueryBatcher
 from graphmem.engine.threads import single_threaded_blas
 from graphmem.engine.walk import bounded_walk, personalised_pagerank, propagate
 from graphmem.errors import ValidationError
@@ -118,6 +119,8 @@ class Retriever:
         self.access = access or AccessLog(core)
         self.store = core.store
         self.embedder = core.embedder
+        #: concurrent retrievals embed their queries in one model call
+        self.batcher = QueryBatcher(core.embedder)
         self.analyzer = core.analyzer
         self.config = core.config
         self.clock = core.clock
@@ -190,7 +193,7 @@ class Retriever:
         generation = self.core.generation[q.namespace]
         results = self.cache.get(q.namespace, q.key(), generation)
         if results is None:
-            vec = self.cache.embedding(q.text, lambda t: self.embedder.embed([t])[0])
+            vec = self.cache.embedding(q.text, self.batcher.embed_one)
             with single_threaded_blas():
                 if q.strategy == "fast_first":
                     results = self._fall_through(q, vec)
@@ -336,8 +339,13 @@ class Retriever:
 
     def _bookkeeping(self, ns: str, results: list[RetrievalResult]) -> None:
         """Access counts, windows and the predicted relevance (``AccessLog``); the results
-        show the memories as written."""
-        written = self.access.record(ns, [(r.memory.id, r.terms["semantic"]) for r in results])
+        show the memories as written - or, with ``retrieval.defer_access``, as they were
+        read: the accesses are queued for the access log's writer."""
+        accesses = [(r.memory.id, r.terms["semantic"]) for r in results]
+        if self.config.retrieval.defer_access:
+            self.access.defer(ns, accesses)
+            return
+        written = self.access.record(ns, accesses)
         for r in results:
             r.memory = written.get(r.memory.id, r.memory)
 

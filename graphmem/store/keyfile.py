@@ -32,6 +32,16 @@ class KeyFile:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
 
+    def version(self) -> tuple[int, int, int] | None:
+        """What changes whenever a key is added or revoked (the file's inode, size and
+        modification time; SQLite commits to the file itself in its default journal mode):
+        a verdict read at one version holds while it is unchanged. None: no file yet."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns
+
     @contextmanager
     def _conn(self) -> Iterator[sqlite3.Connection]:
         """One connection per call, committed on success and always closed."""

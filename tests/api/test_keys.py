@@ -99,3 +99,24 @@ def test_the_embedded_default_keeps_its_key_file(tmp_path: Path) -> None:
     assert not settings.keys_in_store and settings.keys_path() == tmp_path / "data" / "keys.db"
     with GraphMemory.open(tmp_path / "data", embedder=FakeEmbedder()) as mem:
         assert mem.key_records() is None
+
+
+def test_a_key_file_verdict_holds_until_the_file_changes(tmp_path: Path) -> None:
+    """The server's key store (ttl 0 over the key file) reads the file once per key while it
+    is unchanged, and sees a revocation made by another process at the next request."""
+    path = tmp_path / "keys.db"
+    server = KeyStore(path, ttl=0)
+    key_id, key = server.create(["ops"], "writer")
+    reads: list[str] = []
+    by_hash = server.records.key_by_hash
+
+    def counted(digest: str) -> object:
+        reads.append(digest)
+        return by_hash(digest)
+
+    server.records.key_by_hash = counted
+    for _ in range(5):
+        assert server.verify(key) is not None
+    assert len(reads) == 1
+    KeyStore(path, ttl=0).revoke(key_id)  # the CLI, in another process
+    assert server.verify(key) is None
