@@ -58,14 +58,18 @@ def test_reads_go_on_during_a_write_transaction_and_see_the_snapshot_before_it(
                                   args=(WriteBatch(NS, memories=[memory(2)]),))
         writer.start()
         assert in_transaction.wait(10)
-        seen: dict[str, object] = {}
-        reader = threading.Thread(target=lambda: seen.update(
-            got=store.get_memories(NS, ["m1", "m2"]), hits=store.vector_topk(NS, vec(2), 1)))
+        got: list[str] = []
+        hits: list[str] = []
+
+        def read() -> None:
+            got.extend(store.get_memories(NS, ["m1", "m2"]))
+            hits.extend(i for i, _ in store.vector_topk(NS, vec(2), 1))
+
+        reader = threading.Thread(target=read)
         reader.start()
         reader.join(5)
         assert not reader.is_alive()  # the read did not wait for the write
-        assert set(seen["got"]) == {"m1"}  # type: ignore[arg-type]
-        assert [i for i, _ in seen["hits"]] == ["m1"]  # type: ignore[attr-defined]
+        assert got == ["m1"] and hits == ["m1"]
         finish.set()
         writer.join(5)
         assert set(store.get_memories(NS, ["m1", "m2"])) == {"m1", "m2"}

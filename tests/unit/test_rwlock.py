@@ -81,13 +81,10 @@ def test_nesting_as_the_store_nests() -> None:
     lock = RWLock()
     with lock.read(), lock.read():
         assert lock.readers == 1 and lock.reading_here()
-        with pytest.raises(RuntimeError):
-            with lock.write():
-                pass  # a read cannot become a write
-    with lock.write():
-        with lock.read(), lock.write():
-            assert lock.writing_here() and not lock.reading_here()
-    with lock:  # ``with lock:`` is a write, nested too
-        with lock:
-            assert lock.writing_here()
+        with pytest.raises(RuntimeError), lock.write():
+            pass  # a read cannot become a write
+    with lock.write(), lock.read(), lock.write():
+        assert lock.writing_here() and not lock.reading_here()
+    with lock, lock:  # ``with lock:`` is a write, nested too
+        assert lock.writing_here()
     assert not lock.writing and lock.readers == 0
