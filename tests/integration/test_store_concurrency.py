@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from graphmem.config import StoreConfig
 from graphmem.models import Memory
@@ -145,3 +146,51 @@ def test_readers_and_writers_together_lose_nothing(tmp_path: Path) -> None:
             writers * per_writer
     finally:
         store.close()
+
+
+def test_the_full_text_index_is_merged_as_writes_pile_up(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every write leaves FTS5 a segment that every query reads; once enough rows were
+    written since the last merge (a quarter of the store, at least ``_FTS_MERGE_MIN``), the
+    write merges the index - and the keyword search answers as before."""
+    import graphmem.store.sqlite as sqlite_module
+
+    monkeypatch.setattr(sqlite_module, "_FTS_MERGE_MIN", 30)
+    store = open_store(tmp_path)
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)
+    try:
+        for i in range(0, 28, 4):
+            store.apply(WriteBatch(NS, memories=[memory(j) for j in range(i, i + 4)]))
+        assert not any("optimize" in s for s in statements)  # 28 rows written: not yet
+        before = store.keyword_candidates(NS, ["w3", "note"], 50)
+        store.apply(WriteBatch(NS, memories=[memory(j) for j in range(28, 32)]))
+        assert sum("'optimize'" in s for s in statements) == 1
+        assert store._fts_written == 0
+        after = store.keyword_candidates(NS, ["w3", "note"], 50)
+        assert {i for i, _, _ in after} == {i for i, _, _ in before} | {
+            f"m{j}" for j in range(28, 32)}
+    finally:
+        store.close()
+
+
+def test_maintenance_and_a_bulk_session_leave_the_full_text_index_merged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import graphmem.store.sqlite as sqlite_module
+
+    monkeypatch.setattr(sqlite_module, "_FTS_MERGE_AT_CLOSE", 8)
+    store = open_store(tmp_path)
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)
+    store.apply(WriteBatch(NS, memories=[memory(1)]))
+    assert store.compact(1) == 0 and sum("'optimize'" in s for s in statements) == 1
+    assert store.compact(1) == 0 and sum("'optimize'" in s for s in statements) == 1  # no news
+    store.apply(WriteBatch(NS, memories=[memory(j) for j in range(2, 5)]))
+    store.close()  # 3 rows written since: below the bulk mark, closed as it is
+    assert sum("'optimize'" in s for s in statements) == 1
+    store = open_store(tmp_path)
+    statements.clear()
+    store.conn.set_trace_callback(statements.append)
+    store.apply(WriteBatch(NS, memories=[memory(j) for j in range(10, 20)]))
+    store.close()
+    assert sum("'optimize'" in s for s in statements) == 1
