@@ -1,17 +1,22 @@
 """Loopback load on the REST API: req/s and latency of search and write at N stored memories.
 
 Fills a fresh data folder with N synthetic memories (seeded random vectors: filling is not what
-is measured), starts the real server (uvicorn, the real embedding model) on 127.0.0.1, then
-runs ``clients`` concurrent async clients for ``seconds`` against POST /v1/search (200
+is measured), starts the real server as a deployment runs it (``graphmem serve`` in a process
+of its own, the real embedding model, the scheduler off) on 127.0.0.1, then runs ``clients``
+concurrent async clients from this process for ``seconds`` against POST /v1/search (200
 queries asked again and again: the hot cache answers the repeats), POST /v1/search with every
-query new (the whole pipeline each time) and then POST /v1/memories. Bounded in time and
-count; loopback only; the clients share the server's process (and its GIL).
+query new (the whole pipeline each time) and then POST /v1/memories. Each phase reports the
+server's CPU per request. Bounded in time and count; loopback only; the load generator shares
+the two cores with the server (not its GIL).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -19,12 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
 
 from graphmem import GraphMemory
-from graphmem.api.app import create_app
 from graphmem.api.keys import KeyStore
-from graphmem.api.settings import Settings
 from graphmem.bench import synthetic
 from graphmem.bench.scale import RandomEmbedder
 from graphmem.bench.stats import latency as _latency
@@ -183,39 +185,74 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
         keys = KeyStore(Path(tmp) / "keys.db")
         key = keys.create(["bench", "mixed", "stall"], "writer")[1]
         admin = keys.create(["bench"], "admin")[1]
-        settings = Settings(data=str(data), keys_file=Path(tmp) / "keys.db", port=_port(),
-                            scheduler=False)
-        server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1",
-                                               port=settings.port, log_level="warning"))
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        while not server.started:
-            time.sleep(0.05)
-        url = f"http://127.0.0.1:{settings.port}"
+        port = _port()
+        url = f"http://127.0.0.1:{port}"
+        server = _serve(data, Path(tmp) / "keys.db", port, Path(tmp) / "server.log")
         try:
+            _wait_ready(url, server, Path(tmp) / "server.log")
             httpx.post(f"{url}/v1/search", json={"namespace": "bench", "query": "warm up"},
                        headers={"Authorization": f"Bearer {key}"}, timeout=120)
-            result: dict[str, Any] = {"n": n, "clients": clients, "seconds": seconds}
+            result: dict[str, Any] = {"n": n, "clients": clients, "seconds": seconds,
+                                      "server": "graphmem serve (a process of its own)"}
             for kind in ("search", "search_distinct", "write"):
                 progress(f"{kind}: {clients} clients for {seconds:g} s ...")
+                cpu = _cpu_seconds(server.pid)
                 result[kind] = asyncio.run(_drive(url, key, kind, clients, seconds,
                                                   max_requests))
+                done = result[kind]["requests"]
+                result[kind]["server_cpu_ms_per_request"] = (
+                    round((_cpu_seconds(server.pid) - cpu) * 1000 / done, 1) if done else None)
             progress(f"mixed: {writers} writers x {per_writer} and {searchers} searchers ...")
             result["mixed"] = asyncio.run(_mixed(url, key, writers, per_writer, searchers))
             if stall:
                 progress(f"write stall: writes while {n} candidates consolidate ...")
                 result["consolidation_stall"] = _stall(url, key, admin, stall_seconds)
         finally:
-            server.should_exit = True
-            thread.join(timeout=30)
+            server.terminate()  # uvicorn shuts down; the store closes (queued accesses first)
+            try:
+                server.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                server.kill()
     return result
+
+
+def _serve(data: Path, keys: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "GRAPHMEM_KEYS_FILE": str(keys), "GRAPHMEM_SCHEDULER": "false",
+           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    with open(log, "wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-c", "from graphmem.cli import main; main()", "serve",
+             "--data", str(data), "--port", str(port)], env=env, stdout=out,
+            stderr=subprocess.STDOUT)
+
+
+def _wait_ready(url: str, server: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"the server exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("the server did not start within 120 s")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def table(r: dict[str, Any]) -> str:
     lines = [f"REST API on loopback, {r['n']:,} memories stored, {r['clients']} clients, "
              f"{r['seconds']:g} s per route", "",
-             "| route | requests | errors | req/s | p50 ms | p95 ms | p99 ms | cache hits |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| route | requests | errors | req/s | p50 ms | p95 ms | p99 ms | cache hits "
+             "| server CPU ms/request |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for kind, route in (("search", "POST /v1/search (200 queries, repeated)"),
                         ("search_distinct", "POST /v1/search (every query new)"),
                         ("write", "POST /v1/memories")):
@@ -224,7 +261,7 @@ def table(r: dict[str, Any]) -> str:
         x = r[kind]
         lines.append(f"| {route} | {x['requests']} | {x['errors']} | {x['req_per_s']} | "
                      f"{x['p50_ms']} | {x['p95_ms']} | {x['p99_ms']} | "
-                     f"{x.get('cache_hits', '-')} |")
+                     f"{x.get('cache_hits', '-')} | {x.get('server_cpu_ms_per_request', '-')} |")
     m = r.get("mixed")
     if m:
         lines += ["", f"Mixed: {m['writers']} writers x {m['per_writer']} with "

@@ -204,15 +204,25 @@ def _with_importance(config: Any, computed: bool) -> Any:
     return config.model_copy(update={"importance": ImportanceConfig(computed=True)})
 
 
+def _with_ann(config: Any, ann: bool) -> Any:
+    """Product codes choose the vector seeds of every namespace (ADR 0019), built inside the
+    writes: LoCoMo's namespaces (400-700 memories) are far below ``store.ann_min``."""
+    if not ann:
+        return config
+    store = config.store.model_copy(update={"ann_min": 1, "ann_build_in_background": False})
+    return config.model_copy(update={"store": store})
+
+
 def run_locomo(folder: Path, *, convs: Iterable[str] | None = None,
                ks: tuple[int, ...] = KS, embedder: Any = None, config: Any = None,
                store: str = "sqlite", neo4j_uri: str | None = None,
-               computed_importance: bool = False,
+               computed_importance: bool = False, ann: bool = False,
                progress: Callable[[str], None] = print) -> dict[str, Any]:
     """Every question of every conversation through graphmem's full pipeline and the three
     baselines, on the same embeddings; metrics per system, overall (categories 1-4) and per
     category. ``computed_importance``: importance.computed on, one maintenance run after
-    each conversation is stored (it persists the blend). Returns the JSON-ready results."""
+    each conversation is stored (it persists the blend). ``ann``: product codes serve the
+    vector seeds of every namespace. Returns the JSON-ready results."""
     import tempfile
 
     from graphmem.bench import baselines
@@ -232,8 +242,8 @@ def run_locomo(folder: Path, *, convs: Iterable[str] | None = None,
     run = uuid.uuid4().hex[:8]  # namespaces of their own on a shared (external) server
     with tempfile.TemporaryDirectory() as tmp, \
             engine(store, Path(tmp), neo4j_uri=neo4j_uri) as eng, \
-            GraphMemory.open(eng.target, embedder=emb, config=_with_importance(
-                config or eng.config, computed_importance)) as mem:
+            GraphMemory.open(eng.target, embedder=emb, config=_with_ann(_with_importance(
+                config or eng.config, computed_importance), ann)) as mem:
         for conv in conversations_:
             progress(f"{conv.name}: {len(conv.turns)} turns, {len(conv.questions)} questions")
             namespace = conv.name if eng.disk is not None else f"{conv.name}-{run}"
@@ -270,6 +280,7 @@ def run_locomo(folder: Path, *, convs: Iterable[str] | None = None,
     return {
         "conversations": [c.name for c in conversations_],
         "store": store,
+        "ann_forced": ann,
         "ks": list(ks),
         "questions": n_questions,
         "unscored_questions": n_questions - scored,

@@ -67,10 +67,12 @@ computed_option = click.option(
 @neo4j_uri_option
 @quantized_option
 @computed_option
+@click.option("--ann", is_flag=True, default=False,
+              help="product codes choose the vector seeds of every namespace (embedded store)")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @handles_errors
 def bench_locomo(folder: Path, convs: str | None, ks: str, store: str,
-                 neo4j_uri: str | None, quantized: bool, computed: bool,
+                 neo4j_uri: str | None, quantized: bool, computed: bool, ann: bool,
                  out: Path | None) -> None:
     """graphmem's full pipeline vs dense, BM25 and hybrid RRF on LoCoMo questions."""
     from graphmem.bench.locomo import run_locomo, table
@@ -82,7 +84,7 @@ def bench_locomo(folder: Path, convs: str | None, ks: str, store: str,
     try:
         result = run_locomo(folder, convs=convs.split(",") if convs else None, ks=cutoffs,
                             store=store, neo4j_uri=neo4j_uri, embedder=_embedder(quantized),
-                            computed_importance=computed,
+                            computed_importance=computed, ann=ann,
                             progress=lambda msg: click.echo(msg, err=True))
     except (ValueError, FileNotFoundError) as exc:
         _fail(str(exc))

@@ -315,7 +315,8 @@ class Writer:
             return []
         vecs = np.stack([m.embedding for m in todo])  # type: ignore[misc]
         with single_threaded_blas():
-            hits = self.store.vector_topk_many(ns, vecs, wc.similar_k + 1)
+            hits = self.store.vector_topk_many(ns, vecs, wc.similar_k + 1,
+                                               min_score=wc.similar_threshold)
             inner = vecs @ vecs.T
         out: dict[EdgeKey, Relation] = {}
         for i, m in enumerate(todo):

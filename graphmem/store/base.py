@@ -331,9 +331,11 @@ class MemoryStore(Protocol):
 
     def vector_topk_many(
         self, namespace: str, vectors: np.ndarray, k: int, *,
-        statuses: Collection[Status] = (Status.ACTIVE,),
+        statuses: Collection[Status] = (Status.ACTIVE,), min_score: float | None = None,
     ) -> list[list[tuple[str, float]]]:
-        """``vector_topk`` on the content field for each row of ``vectors`` (batched writes)."""
+        """``vector_topk`` on the content field for each row of ``vectors`` (batched writes).
+        ``min_score``: the caller keeps only hits at or above it, so an adapter may leave out
+        the ones below (every hit it returns is exact, and none at or above is missing)."""
         ...
 
     def keyword_topk(

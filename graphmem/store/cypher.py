@@ -470,6 +470,7 @@ class CypherStore:
 
     def vector_topk_many(self, namespace: str, vectors: np.ndarray, k: int, *,
                          statuses: Collection[Status] = (Status.ACTIVE,),
+                         min_score: float | None = None,  # the full top-k holds them all
                          ) -> list[list[tuple[str, float]]]:
         """One round trip per ``_MANY_CHUNK`` vectors; a vector whose hits were crowded out
         by other namespaces or statuses is asked again alone, with a wider fetch."""

@@ -85,11 +85,17 @@ class CodeField:
         return self.search_many(np.asarray(query, dtype=np.float32)[None, :], count)[0]
 
     def search_many(self, queries: np.ndarray, count: int) -> list[np.ndarray]:
+        return [keys for keys, _ in self.search_many_scored(queries, count)]
+
+    def search_many_scored(self, queries: np.ndarray, count: int
+                           ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(keys, the codes' approximate inner products) per query, best first."""
         if self.index is None or len(self) == 0 or count <= 0 or len(queries) == 0:
-            return [np.zeros(0, dtype=np.int64) for _ in range(len(queries))]
-        _, keys = self.index.search(np.ascontiguousarray(queries, dtype=np.float32),
-                                    min(count, len(self)))
-        return [row[row >= 0] for row in keys]
+            empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
+            return [empty for _ in range(len(queries))]
+        scores, keys = self.index.search(np.ascontiguousarray(queries, dtype=np.float32),
+                                         min(count, len(self)))
+        return [(k[k >= 0], d[k >= 0]) for k, d in zip(keys, scores, strict=True)]
 
     def save(self, path: Path) -> None:
         """Through a temporary file and ``os.replace``: a reader sees the whole index or the

@@ -802,12 +802,13 @@ class SQLiteStore:
 
     def vector_topk_many(self, namespace: str, vectors: np.ndarray, k: int, *,
                          statuses: Collection[Status] = (Status.ACTIVE,),
+                         min_score: float | None = None,
                          ) -> list[list[tuple[str, float]]]:
         with self._guard():
             index = self._vectors.get(namespace)
             if index is None:
                 return [[] for _ in range(len(vectors))]
-            return index.topk_many(vectors, k, statuses=statuses)
+            return index.topk_many(vectors, k, statuses=statuses, min_score=min_score)
 
     def keyword_topk(self, namespace: str, terms: Sequence[str], k: int, *,
                      tiers: Collection[Tier] | None = None,

@@ -27,6 +27,10 @@ STATUS_CODE = {s: i for i, s in enumerate(_STATUS_ORDER)}
 MAX_FETCH = 16_384
 #: candidates re-scored per query until the keeper's self-check sets the count
 CANDIDATES = 1000
+#: a batched search with ``min_score`` (SIMILAR_TO on writes) asks this many candidates first
+#: and re-scores those whose code score is within ``MARGIN`` of it (the codes' error on a
+#: 384-d unit vector: ~0.02); when every candidate asked is that close, more are asked
+MANY_FETCH, MARGIN = 64, 0.1
 #: a namespace of at least this many rows searches its two fields at once (faiss and BLAS
 #: release the GIL); below it a thread hand-off costs more than the second search
 PARALLEL_MIN = 20_000
@@ -77,6 +81,10 @@ class VectorIndex:
         #: rows per (tier, status) code: the share a filter allows, without a scan
         self._states = np.zeros((len(TIER_CODE), len(STATUS_CODE)), dtype=np.int64)
         self.row_of_pk: dict[int, int] = {}
+        #: the same as an array indexed by pk - base (-1: no row), for vectorised lookups of
+        #: candidates; None when the pks are too sparse for it (the dict answers then)
+        self._pk_rows: np.ndarray | None = np.full(0, -1, dtype=np.int64)
+        self._pk_base = 0
         self._next_key = 1 << 62  # keys for rows given without a pk (tests, examples)
         #: field -> product codes, once they serve this namespace (``install``)
         self.ann: dict[str, CodeField] | None = None
@@ -89,6 +97,37 @@ class VectorIndex:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def _map_pks(self, pks: np.ndarray, rows: np.ndarray) -> None:
+        """Record pk -> row (-1: gone) in the dense map, growing it to cover the pks."""
+        if self._pk_rows is None or len(pks) == 0:
+            return
+        lo, hi = int(pks.min()), int(pks.max()) + 1
+        base, size = self._pk_base, len(self._pk_rows)
+        if size == 0:
+            base = lo
+        if lo < base or hi > base + size:
+            new_lo, new_hi = min(lo, base), max(hi, base + size)
+            if new_hi - new_lo > 4 * (len(self.ids) + len(pks)) + 65_536:
+                self._pk_rows = None  # too sparse: the dict alone
+                return
+            grown = np.full(new_lo + max(new_hi - new_lo, 2 * size) - new_lo, -1,
+                            dtype=np.int64)
+            grown[base - new_lo:base - new_lo + size] = self._pk_rows
+            self._pk_rows, self._pk_base = grown, new_lo
+        self._pk_rows[pks - self._pk_base] = rows
+
+    def _rows_of(self, keys: np.ndarray) -> np.ndarray:
+        """The rows of candidate keys (-1: no row), vectorised when the dense map serves."""
+        if self._pk_rows is None:
+            get = self.row_of_pk.get
+            return np.fromiter((get(k, -1) for k in keys.tolist()), dtype=np.int64,
+                               count=len(keys))
+        i = keys - self._pk_base
+        ok = (i >= 0) & (i < len(self._pk_rows))
+        rows = np.full(len(keys), -1, dtype=np.int64)
+        rows[ok] = self._pk_rows[i[ok]]
+        return rows
 
     def _grow(self, need: int) -> None:
         cap = self._content.shape[0]
@@ -131,6 +170,7 @@ class VectorIndex:
         index.ids = list(arrays["ids"])
         index.row_of = dict(zip(index.ids, range(n), strict=True))
         index.row_of_pk = dict(zip(index._pk[:n].tolist(), range(n), strict=True))
+        index._map_pks(index._pk[:n], np.arange(n))
         counts = np.bincount(index._tier[:n].astype(np.intp) * len(STATUS_CODE)
                              + index._status[:n], minlength=index._states.size)
         index._states = counts.reshape(index._states.shape).astype(np.int64)
@@ -150,6 +190,7 @@ class VectorIndex:
                 pk, self._next_key = self._next_key, self._next_key + 1
             self._pk[row] = pk
             self.row_of_pk[pk] = row
+            self._map_pks(np.array([pk]), np.array([row]))
         else:
             self._states[self._tier[row], self._status[row]] -= 1
         if content is not None:
@@ -185,6 +226,7 @@ class VectorIndex:
         self.ids.extend(ids)
         self.row_of.update(zip(ids, range(start, start + m), strict=True))
         self.row_of_pk.update(zip(pks, range(start, start + m), strict=True))
+        self._map_pks(np.asarray(pks, dtype=np.int64), np.arange(start, start + m))
         if self.ann is not None or self.pending is not None:
             for row in range(start, start + m):
                 self._ann_put(int(self._pk[row]), row)
@@ -204,6 +246,7 @@ class VectorIndex:
             return
         pk = int(self._pk[row])
         del self.row_of_pk[pk]
+        self._map_pks(np.array([pk]), np.array([-1]))
         self._states[self._tier[row], self._status[row]] -= 1
         last = len(self.ids) - 1
         if row != last:
@@ -214,6 +257,7 @@ class VectorIndex:
             self.ids[row] = moved
             self.row_of[moved] = row
             self.row_of_pk[int(self._pk[row])] = row
+            self._map_pks(self._pk[row:row + 1].copy(), np.array([row]))
             if self.pending is not None:  # a build may have read the moved row mid-move
                 self.pending.add(int(self._pk[row]))
         self.ids.pop()
@@ -378,9 +422,7 @@ class VectorIndex:
                  ) -> list[tuple[str, float]]:
         """The codes' candidates (keys, stale ones included) re-scored with the float32 rows
         the filters allow."""
-        get = self.row_of_pk.get
-        rows = np.fromiter((get(key, -1) for key in keys.tolist()), dtype=np.int64,
-                           count=len(keys))
+        rows = self._rows_of(np.asarray(keys, dtype=np.int64))
         rows = np.unique(rows[rows >= 0])
         if rows.size == 0:
             return []
@@ -397,9 +439,11 @@ class VectorIndex:
 
     def topk_many(self, queries: np.ndarray, k: int, *,
                   statuses: Collection[Status] = (Status.ACTIVE,),
+                  min_score: float | None = None,
                   chunk: int = 256) -> list[list[tuple[str, float]]]:
         """Content-field top-k for each query row: candidates from the codes when they serve,
-        else one matrix product per chunk of rows."""
+        else one matrix product per chunk of rows. ``min_score``: only hits at or above it
+        are wanted, so the codes' candidates far below it are not re-scored."""
         n = len(self.ids)
         if n == 0 or k <= 0:
             return [[] for _ in range(len(queries))]
@@ -409,6 +453,9 @@ class VectorIndex:
             fetch = self._fetch(status_codes, None)
             if fetch == 0:
                 return [[] for _ in range(len(queries))]
+            if fetch is not None and min_score is not None:
+                return self._many_above(qs, k, status_codes, min_score,
+                                        widen=fetch / self.candidates)
             if fetch is not None:
                 found = self.ann["content"].search_many(qs, fetch)
                 return [self._rescore(keys, q, k, "content", status_codes, None)
@@ -421,4 +468,28 @@ class VectorIndex:
         for start in range(0, len(qs), chunk):
             scores = qs[start:start + chunk] @ sub.T
             out.extend(self._best(cols, row, k) for row in scores)
+        return out
+
+    def _many_above(self, qs: np.ndarray, k: int, status_codes: list[int], min_score: float,
+                    widen: float) -> list[list[tuple[str, float]]]:
+        """``topk_many`` for hits at or above ``min_score``: a few candidates per query
+        (``MANY_FETCH``, widened as the filters drop rows), of which only those the codes
+        score within ``MARGIN`` of it are re-scored. When all that were asked are that close,
+        the cut may hide more: that query asks four times as many, up to ``MAX_FETCH``."""
+        field = self.ann["content"]  # type: ignore[index]
+        out: list[list[tuple[str, float]]] = [[] for _ in range(len(qs))]
+        todo = list(range(len(qs)))
+        ask = min(math.ceil(MANY_FETCH * widen), MAX_FETCH)
+        while todo:
+            again = []
+            for i, (keys, approx) in zip(todo, field.search_many_scored(qs[todo], ask),
+                                         strict=True):
+                close = approx >= min_score - MARGIN
+                if close.all() and len(keys) >= ask and ask < MAX_FETCH:
+                    again.append(i)
+                    continue
+                if close.any():
+                    out[i] = self._rescore(keys[close], qs[i], k, "content", status_codes,
+                                           None)
+            todo, ask = again, min(ask * 4, MAX_FETCH)
         return out

@@ -319,6 +319,69 @@ def test_install_replays_every_write_made_since_the_snapshot() -> None:
     assert "m10" not in {i for i, _ in index.topk(v[10], 5)}
 
 
+def test_a_thresholded_batch_search_widens_until_nothing_above_is_cut() -> None:
+    """SIMILAR_TO's search re-scores only candidates the codes put near its threshold, from
+    a first fetch of 64; with 300 near-duplicates all of those are near it, so the cut may
+    hide better ones: it widens until it does not, and answers as the exact scan."""
+    from graphmem.store.pq_codes import CodeField
+    from graphmem.store.vectors import MANY_FETCH, VectorIndex
+
+    rng = np.random.default_rng(11)
+    base = clustered(1)[0]
+    near = base + 0.2 * rng.standard_normal((300, DIM)).astype(np.float32) / np.sqrt(DIM)
+    rows = np.concatenate([near / np.linalg.norm(near, axis=1, keepdims=True),
+                           clustered(400, seed=12)])
+    index = VectorIndex(DIM)
+    for i, v in enumerate(rows):
+        index.upsert(f"m{i}", v, None, Tier.MEDIUM, Status.ACTIVE, pk=i + 1)
+    codes = {"content": CodeField(DIM), "context": CodeField(DIM)}
+    for f in codes.values():
+        f.train(rows)
+    index.snapshot()
+    codes["content"].add(np.arange(1, len(rows) + 1), rows)
+    index.install(codes, candidates=10)
+    asked: list[int] = []
+    search = codes["content"].search_many_scored
+
+    def counted(queries: np.ndarray, count: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        asked.append(count)
+        return search(queries, count)
+
+    codes["content"].search_many_scored = counted  # type: ignore[method-assign]
+    queries = np.stack([base, rows[350]])
+    got = index.topk_many(queries, 5, min_score=0.9)
+    assert asked[0] == MANY_FETCH and max(asked) > MANY_FETCH  # it widened
+    for q, row in zip(queries, got, strict=True):
+        exact = index.topk(q, 5, exact=True)
+        assert [i for i, s in row if s >= 0.9] == [i for i, s in exact if s >= 0.9]
+    assert len(got[0]) == 5
+
+
+def test_the_dense_key_map_answers_as_the_dict() -> None:
+    """Candidates' keys become rows through an array indexed by pk (vectorised); it must say
+    what the dict says after inserts, rewrites, deletes that move the last row, a bulk load,
+    and fall back to the dict when the pks are too sparse for an array."""
+    from graphmem.store.vectors import VectorIndex
+
+    v = clustered(300)
+    index = VectorIndex(DIM)
+    index.extend([f"m{i}" for i in range(100)], list(range(1000, 1100)), v[:100],
+                 v[:100], np.ones(100, bool), np.zeros(100, np.int8), np.zeros(100, np.int8))
+    for i in range(100, 300):
+        index.upsert(f"m{i}", v[i], None, Tier.MEDIUM, Status.ACTIVE, pk=1000 + i)
+    for i in (5, 150, 299, 0):
+        index.remove(f"m{i}")
+    index.upsert("m7", -v[7], None, Tier.MEDIUM, Status.ACTIVE)
+    keys = np.arange(990, 1310)
+    want = np.array([index.row_of_pk.get(int(k), -1) for k in keys])
+    assert index._pk_rows is not None
+    assert np.array_equal(index._rows_of(keys), want)
+    index.upsert("far", v[1], None, Tier.MEDIUM, Status.ACTIVE, pk=10**9)
+    assert index._pk_rows is None  # too sparse: the dict answers
+    want = np.array([index.row_of_pk.get(int(k), -1) for k in [*keys, 10**9]])
+    assert np.array_equal(index._rows_of(np.array([*keys, 10**9])), want)
+
+
 def test_reopening_loads_the_same_rows_statistics_and_edges_in_bulk(tmp_path: Path) -> None:
     from graphmem.models import Relation, RelationType
 

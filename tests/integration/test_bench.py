@@ -141,6 +141,7 @@ def test_api_load_bench_reports_both_routes() -> None:
         assert r[kind]["errors"] == 0 and 0 < r[kind]["requests"] <= 40
         assert r[kind]["p50_ms"] <= r[kind]["p99_ms"]
     assert r["search_distinct"]["cache_hits"] == 0  # every query new: the pipeline answers
+    assert r["search_distinct"]["server_cpu_ms_per_request"] > 0  # a server of its own
     assert r["write"]["cache_hits"] == 0
     mixed = r["mixed"]
     assert mixed["writes"] == 30 and mixed["errors"] == 0 and mixed["lost"] == 0
@@ -167,7 +168,8 @@ def test_plots_from_results(tmp_path: Path) -> None:
     assert all(p.stat().st_size > 5000 for p in written)
 
 
-def test_locomo_command_end_to_end_on_a_tiny_folder(tmp_path: Path) -> None:
+def test_locomo_command_end_to_end_on_a_tiny_folder(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
     from graphmem.cli import main
@@ -187,6 +189,22 @@ def test_locomo_command_end_to_end_on_a_tiny_folder(tmp_path: Path) -> None:
     assert 0.0 < r["systems"]["graphmem"]["overall"]["recall@10"] <= 1.0
     assert r["dropped_evidence"] == 2 and r["unscored_questions"] == 1
     assert "| graphmem |" in locomo.table(r)
+    # product codes serving the vector seeds (--ann) answer as the exact scan on this data
+    built: list[str] = []
+    from graphmem.store.ann_keeper import AnnKeeper
+
+    install = AnnKeeper._build
+
+    def spy(self: AnnKeeper, ns: str, *args: object) -> None:
+        built.append(ns)
+        install(self, ns, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(AnnKeeper, "_build", spy)
+    with_ann = locomo.run_locomo(tmp_path, ks=(1, 10), embedder=FakeEmbedder(), ann=True,
+                                 progress=lambda *_: None)
+    assert set(built) == {"conv-1"} and with_ann["ann_forced"] is True
+    assert with_ann["systems"]["graphmem"]["overall"]["recall@10"] == \
+        r["systems"]["graphmem"]["overall"]["recall@10"]
     bad = CliRunner().invoke(main, ["bench", "locomo", "--data", str(tmp_path), "--k", "x"])
     assert bad.exit_code == 1 and "--k needs" in bad.output
     none = CliRunner().invoke(main, ["bench", "locomo", "--data", str(tmp_path),

@@ -43,10 +43,11 @@ def edge(a: str, b: str, t: RelationType = RelationType.CAUSES, ns: str = NS,
 
 def open_sqlite(tmp_path: Path, *, ann: bool = False) -> SQLiteStore:
     """``ann``: every namespace's vector candidates chosen by product codes (built in the
-    write)."""
+    write), 10 re-scored per query where the self-check allows: the codes really choose."""
     from graphmem.config import StoreConfig
 
-    config = StoreConfig(ann_min=1 if ann else 0, ann_build_in_background=False)
+    config = StoreConfig(ann_min=1 if ann else 0, ann_candidates=10,
+                         ann_build_in_background=False)
     s = SQLiteStore(tmp_path / "sqlite", dim=DIM, config=config)
     s.open()
     return s
@@ -196,6 +197,34 @@ def test_vector_topk_many_is_vector_topk_per_row_even_when_crowded_out(
     for row_many, row_one in zip(many, one, strict=True):
         assert [s for _, s in row_many] == pytest.approx([s for _, s in row_one], abs=1e-5)
     assert store.vector_topk_many(NS, queries[:0], 3) == []
+
+
+def test_vector_topk_many_with_min_score_keeps_every_hit_at_or_above_it(
+        store: MemoryStore) -> None:
+    """SIMILAR_TO asks only for hits at or above its threshold: an adapter may leave out the
+    ones below, never one above, and every hit it returns is exact. 100 near-duplicates make
+    the embedded store's codes widen their first fetch."""
+    base = vec(7)
+    ms = []
+    for j in range(100):
+        v = base + 0.15 * vec(3000 + j)
+        m = memory(j)
+        m.embedding = v / np.linalg.norm(v)
+        ms.append(m)
+    ms += [memory(200 + j) for j in range(40)]  # unrelated
+    store.apply(WriteBatch(NS, memories=ms))
+    queries = np.stack([base, vec(201), vec(9999)])
+    for min_score in (0.8, 0.3):
+        got = store.vector_topk_many(NS, queries, 5, min_score=min_score)
+        for q, row in zip(queries, got, strict=True):
+            exact = store.vector_topk(NS, q, 5)
+            assert [i for i, s in row if s >= min_score] == [i for i, s in exact
+                                                             if s >= min_score]
+            scores = dict(exact)
+            for i, s in row:
+                if i in scores:
+                    assert s == pytest.approx(scores[i], abs=1e-5)
+    assert len(store.vector_topk_many(NS, queries[:1], 5, min_score=0.8)[0]) == 5
 
 
 def test_compact_reclaims_what_replaced_and_deleted_memories_left(store: MemoryStore) -> None:
