@@ -41,15 +41,22 @@ test-all: $(STAMP) $(NPM_STAMP) lint
 
 LOCOMO ?= ../shared/data/locomo
 
-bench: $(STAMP)  ## every benchmark, then the plots (about 20 minutes on 2 cores)
+bench: $(STAMP)  ## every benchmark, then the plots (about 2 hours on 2 cores; the 1M run ~35 min)
 	$(VENV)/bin/graphmem bench locomo --data $(LOCOMO) --out bench/results/locomo.json
+	$(VENV)/bin/graphmem bench locomo --data $(LOCOMO) --ann --out bench/results/locomo-ann.json
 	$(VENV)/bin/graphmem bench lifecycle --data $(LOCOMO) --convs 26,30 \
 		--out bench/results/lifecycle.json
 	$(VENV)/bin/graphmem bench scale --n 10000 --out bench/results/scale-10k.json
+	$(VENV)/bin/graphmem bench scale --n 100000 --out bench/results/scale-100k-real.json
+	$(VENV)/bin/graphmem bench scale --n 10000 --embeddings random \
+		--out bench/results/scale-10k-random-sqlite.json
 	$(VENV)/bin/graphmem bench scale --n 100000 --embeddings random \
 		--out bench/results/scale-100k-random.json
+	$(VENV)/bin/graphmem bench scale --n 1000000 --embeddings random \
+		--out bench/results/scale-1m-random.json
 	$(VENV)/bin/graphmem bench ann --n 10000 --out bench/results/ann-10k.json
 	$(VENV)/bin/graphmem bench api --n 10000 --out bench/results/api-10k.json
+	$(VENV)/bin/graphmem bench api --n 100000 --no-stall --out bench/results/api-100k.json
 	$(VENV)/bin/graphmem bench consolidation --n 10000 --n 100000 \
 		--out bench/results/consolidation.json
 	$(VENV)/bin/graphmem bench plots

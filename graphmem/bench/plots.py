@@ -6,6 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+#: the scale runs drawn as curves against n: bench/results file names per series
+SERIES = {
+    "random vectors": ("scale-10k-random-sqlite.json", "scale-100k-random.json",
+                       "scale-1m-random.json"),
+    "MiniLM": ("scale-10k.json", "scale-100k-real.json"),
+}
+
 
 def _load(path: Path) -> Any:
     return json.loads(path.read_text()) if path.exists() else None
@@ -39,15 +46,29 @@ def make_plots(results: Path, out: Path) -> list[Path]:
         ax.set(title="LoCoMo recall@k (categories 1-4)", xlabel="k", ylabel="recall",
                ylim=(0, 1))
         written.append(_save(fig, ax, out / "locomo-recall-at-k.png"))
-    sizes = [r for r in (_load(results / "scale-10k.json"),
-                         _load(results / "scale-100k-random.json")) if r]
-    if sizes:
+    series = {name: sorted((r for r in (_load(results / f) for f in files) if r),
+                           key=lambda r: r["n"])
+              for name, files in SERIES.items()}
+    if any(series.values()):
         fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
-        for depth in ("depth_0", "depth_1", "depth_2"):
-            ax.plot([r["n"] for r in sizes],
-                    [r["retrieve"][depth]["without_query_embedding"]["p95_ms"] for r in sizes],
-                    marker="o", label=f"{depth.replace('_', ' ')} p95")
-        ax.set(title="Retrieve latency vs store size (no query embedding)",
-               xlabel="memories", ylabel="ms", xscale="log")
+        for name, runs in series.items():
+            if runs:
+                ax.plot([r["n"] for r in runs],
+                        [r["retrieve"]["depth_1"]["with_query_embedding"]["p95_ms"]
+                         for r in runs], marker="o", label=f"{name}: depth 1 p95")
+        ax.axhline(30, color="grey", linestyle="--", label="issue 14 target at 1M (30 ms)")
+        ax.set(title="Retrieve latency vs store size (query embedding included)",
+               xlabel="memories", ylabel="ms", xscale="log", ylim=(0, None))
         written.append(_save(fig, ax, out / "latency-vs-size.png"))
+        fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+        for name, runs in series.items():
+            if runs:
+                ax.plot([r["n"] for r in runs], [r["rss_mb"] / 1024 for r in runs],
+                        marker="o", label=f"{name}: RSS (GB)")
+                ax.plot([r["n"] for r in runs], [r["startup_s"] for r in runs],
+                        marker="s", linestyle=":", label=f"{name}: start-up (s)")
+        ax.axhline(3, color="grey", linestyle="--", label="targets at 1M (3 GB, 3 s)")
+        ax.set(title="Serving process memory and start-up vs store size",
+               xlabel="memories", ylabel="GB / s", xscale="log", ylim=(0, None))
+        written.append(_save(fig, ax, out / "memory-vs-size.png"))
     return written

@@ -30,10 +30,11 @@ def latency(xs: list[float]) -> dict[str, float]:
             "p99_ms": round(pct(ms, 99), 2), "mean_ms": round(statistics.fmean(ms), 2)}
 
 
-def rss_mb() -> float:
-    """This process's resident memory now (VmRSS), in MB."""
+def rss_mb(field: str = "VmRSS") -> float:
+    """This process's resident memory now, in MB: all of it (VmRSS), or the part that is
+    its own (RssAnon) or pages of mapped files (RssFile, the kernel's to reclaim)."""
     with open("/proc/self/status") as fh:
         for line in fh:
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) / 1024
     return float("nan")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import mmap
 import os
 import sqlite3
 from pathlib import Path
@@ -87,14 +88,16 @@ class RowFiles:
                 os.ftruncate(fd, size)
         finally:
             os.close(fd)
-        mapped = np.memmap(path, dtype=np.float32, mode="r+", shape=(capacity, self.dim))
+        mapped = _random_access(np.memmap(path, dtype=np.float32, mode="r+",
+                                          shape=(capacity, self.dim)))
         if old is not None and not _maps(old, path):
             mapped[:len(old)] = old
         return mapped
 
-    def save(self, namespace: str, epoch: int, arrays: dict[str, Any]) -> None:
+    def save(self, namespace: str, epoch: int, arrays: dict[str, Any], memories: int) -> None:
         """Flush the rows and write the index beside them, the sidecar last (after ``close``
-        of the builds: nothing writes meanwhile)."""
+        of the builds: nothing writes meanwhile). ``memories``: the namespace's count in
+        SQLite (``count_memories``), checked at the next open."""
         try:
             for field in FIELDS:
                 matrix = arrays[field]
@@ -113,7 +116,8 @@ class RowFiles:
             tmp = side.with_name(side.name + ".tmp")
             tmp.write_text(json.dumps({
                 "format": FORMAT, "namespace": namespace, "epoch": epoch, "dim": self.dim,
-                "rows": n, "capacity": int(arrays["content"].shape[0])}))
+                "rows": n, "memories": memories,
+                "capacity": int(arrays["content"].shape[0])}))
             os.chmod(tmp, 0o600)
             os.replace(tmp, side)
         except OSError as exc:  # a cache: the next open reads the rows from SQLite
@@ -144,12 +148,13 @@ class RowFiles:
                 path = self._path(namespace, f"{field}.f32")
                 if path.stat().st_size < capacity * self.dim * 4:
                     raise ValueError(f"{path.name} is shorter than its sidecar says")
-                arrays[field] = np.memmap(path, dtype=np.float32, mode="r+",
-                                          shape=(capacity, self.dim))
+                arrays[field] = _random_access(np.memmap(
+                    path, dtype=np.float32, mode="r+", shape=(capacity, self.dim)))
         except (OSError, ValueError, KeyError) as exc:
             log.warning("mapped rows not used (%s): reading SQLite", exc)
             return None
         if len(arrays["ids"]) != n or len(arrays["pk"]) != n or n > capacity \
+                or meta.get("memories") != count_memories(conn, namespace) \
                 or not self._agrees(conn, namespace, arrays):
             log.warning("mapped rows disagree with the database: reading SQLite")
             return None
@@ -157,12 +162,8 @@ class RowFiles:
 
     @staticmethod
     def _agrees(conn: sqlite3.Connection, namespace: str, arrays: dict[str, Any]) -> bool:
-        """The row count and a sample of rows (id, vectors) are SQLite's."""
+        """A sample of rows (id, vectors) is SQLite's."""
         n = len(arrays["ids"])
-        count = conn.execute("SELECT count(*) FROM memories WHERE namespace = ? AND "
-                             "embedding IS NOT NULL", (namespace,)).fetchone()[0]
-        if count != n:
-            return False
         if n == 0:
             return True
         rows = np.random.default_rng(n).choice(n, size=min(_SAMPLE, n), replace=False)
@@ -179,6 +180,30 @@ class RowFiles:
             if has != (got[2] is not None) or (has and got[2] != arrays["context"][r].tobytes()):
                 return False
         return True
+
+
+def count_memories(conn: sqlite3.Connection, namespace: str) -> int:
+    """The namespace's memories in SQLite, counted from its index alone (a count that looked
+    at the rows' vectors read the whole table at open: ~1 GB of pages at 300k)."""
+    return int(conn.execute("SELECT count(*) FROM memories WHERE namespace = ?",
+                            (namespace,)).fetchone()[0])
+
+
+def _random_access(matrix: np.memmap) -> np.memmap:
+    """Rows are read one by one (re-scoring candidates): no read-ahead, and no fault-around
+    mapping the 64 KB around each row touched into the process's resident memory."""
+    mapped = getattr(matrix, "_mmap", None)
+    if mapped is not None and hasattr(mmap, "MADV_RANDOM"):
+        mapped.madvise(mmap.MADV_RANDOM)
+    return matrix
+
+
+def release(matrix: np.ndarray) -> None:
+    """Drop this process's mappings of a matrix's pages (``MADV_DONTNEED`` on a shared file
+    mapping: the data stays in the file and the page cache, the next touch maps it again)."""
+    mapped = getattr(matrix, "_mmap", None)
+    if mapped is not None and hasattr(mmap, "MADV_DONTNEED"):
+        mapped.madvise(mmap.MADV_DONTNEED)
 
 
 def _maps(array: np.ndarray, path: Path) -> bool:

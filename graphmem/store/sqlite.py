@@ -206,7 +206,8 @@ class SQLiteStore:
                 for ns, index in self._vectors.items():
                     if index.mapped:
                         self._rows.save(ns, row_files.read_epoch(self._conn, ns),
-                                        index.arrays())
+                                        index.arrays(),
+                                        row_files.count_memories(self._conn, ns))
                 self._conn.close()
                 self._conn = None
             with self._readers_lock:

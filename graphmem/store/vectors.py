@@ -18,6 +18,7 @@ import numpy as np
 
 from graphmem.models import TIER_ORDER, Status, Tier
 from graphmem.store.pq_codes import CodeField
+from graphmem.store.row_files import release
 
 _STATUS_ORDER = (Status.ACTIVE, Status.ARCHIVED, Status.EXPIRED)
 TIER_CODE = {t: i for i, t in enumerate(TIER_ORDER)}
@@ -35,6 +36,11 @@ MANY_FETCH, MARGIN = 64, 0.1
 #: release the GIL); below it a thread hand-off costs more than the second search
 PARALLEL_MIN = 20_000
 _pool: ThreadPoolExecutor | None = None
+#: a mapped index (``row_files``) releases its mappings of the row files once this many bytes
+#: of pages were touched since (a page per row read, ``MADV_RANDOM``): random queries would
+#: otherwise map the whole files into the process's resident memory (3 GB at 1M); the pages
+#: stay in the page cache, a later read maps its page again (a minor fault)
+RESIDENT_BUDGET = 256 * 2**20
 #: (field, capacity, the matrix it replaces or None) -> a zeroed or carried-over matrix
 Allocator = Callable[[str, int, "np.ndarray | None"], np.ndarray]
 _SMALL = ("_has_context", "_tier", "_status", "_pk")
@@ -94,9 +100,21 @@ class VectorIndex:
         self.pending: set[int] | None = None
         #: a write changed the vectors since the codes were loaded or saved
         self.changed = False
+        self._touched = 0  # rows read from mapped matrices since they were last released
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def _touch(self, rows: int) -> None:
+        """Count rows read from the matrices; release a mapped index's pages past the
+        budget (readers count concurrently: the budget is approximate)."""
+        if not self.mapped:
+            return
+        self._touched += rows
+        if self._touched * 4096 >= RESIDENT_BUDGET:
+            self._touched = 0
+            release(self._content)
+            release(self._context)
 
     def _map_pks(self, pks: np.ndarray, rows: np.ndarray) -> None:
         """Record pk -> row (-1: gone) in the dense map, growing it to cover the pks."""
@@ -335,6 +353,7 @@ class VectorIndex:
             if row is not None:
                 ctx = float(np.dot(self._context[row], q)) if self._has_context[row] else None
                 out[id_] = (float(np.dot(self._content[row], q)), ctx)
+        self._touch(2 * len(out))
         return out
 
     # top-k ----------------------------------------------------------------------------------
@@ -392,6 +411,7 @@ class VectorIndex:
         # few allowed rows: score those alone (a gather), not the whole matrix
         sub = (matrix[candidates] @ q if candidates.size * 4 < n
                else (matrix[:n] @ q)[candidates])
+        self._touch(candidates.size if candidates.size * 4 < n else n)
         return self._best(candidates, sub, k)
 
     def topk_fields(self, query: np.ndarray, k: int, *, tiers: Collection[Tier] | None = None,
@@ -435,6 +455,7 @@ class VectorIndex:
         if rows.size == 0:
             return []
         matrix = self._content if field == "content" else self._context
+        self._touch(rows.size)
         return self._best(rows, matrix[rows] @ q, k)
 
     def topk_many(self, queries: np.ndarray, k: int, *,

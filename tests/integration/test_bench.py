@@ -164,7 +164,8 @@ def test_plots_from_results(tmp_path: Path) -> None:
                         folder=tmp_path / "s", progress=lambda *_: None)
     (tmp_path / "scale-10k.json").write_text(json.dumps(r))
     written = make_plots(tmp_path, tmp_path / "img")
-    assert [p.name for p in written] == ["locomo-recall-at-k.png", "latency-vs-size.png"]
+    assert [p.name for p in written] == ["locomo-recall-at-k.png", "latency-vs-size.png",
+                                         "memory-vs-size.png"]
     assert all(p.stat().st_size > 5000 for p in written)
 
 

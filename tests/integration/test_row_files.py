@@ -241,3 +241,40 @@ def test_mapped_rows_and_product_codes_reopen_together(
         assert store.vector_topk(NS, v[42], 10) == answer
     finally:
         store.close()
+
+
+def _resident_kb(path_part: str) -> int:
+    """Resident KB of this process's mappings of files whose path contains ``path_part``."""
+    total, inside = 0, False
+    with open("/proc/self/smaps") as fh:
+        for line in fh:
+            if line[0] in "0123456789abcdef" and "-" in line.split()[0]:
+                inside = path_part in line
+            elif inside and line.startswith("Rss:"):
+                total += int(line.split()[1])
+    return total
+
+
+def test_a_mapped_index_releases_its_pages_past_the_resident_budget(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random queries would map the whole row files into the process's resident memory; past
+    the budget the index drops its mappings (the data stays in the file and page cache)."""
+    import graphmem.store.vectors as vectors
+
+    v = unit(6000)
+    store = open_store(tmp_path)
+    try:
+        store.apply(WriteBatch(NS, memories=memories(v)))
+        index = store._vectors[NS]
+        assert index.mapped
+        monkeypatch.setattr(vectors, "RESIDENT_BUDGET", 10**12)
+        index._touched = 0
+        answer = store.vector_topk(NS, v[9], 5)  # an exact scan of every row
+        mapped = _resident_kb(".content.f32")
+        assert mapped >= 6000 * DIM * 4 // 1024 * 0.9
+        monkeypatch.setattr(vectors, "RESIDENT_BUDGET", 4096)
+        assert store.vector_topk(NS, v[9], 5) == answer  # past the budget: released
+        assert _resident_kb(".content.f32") < mapped / 10
+        assert store.vector_topk(NS, v[9], 5) == answer  # and read again from the file
+    finally:
+        store.close()
