@@ -359,9 +359,11 @@ class MemoryStore(Protocol):
         tiers: Collection[Tier] | None = None,
         statuses: Collection[Status] = (Status.ACTIVE,), newest: bool = False,
     ) -> list[tuple[str, str, str]]:
-        """``keyword_topk``'s candidates in its order, each as (id, keywords,
-        context_keywords): the search and the light read with which retrieval ranks them
-        itself (ADR 0007) in one round trip (ADR 0017)."""
+        """``keyword_topk``'s candidates, each as (id, keywords, context_keywords): the
+        search and the light read with which retrieval ranks them itself (ADR 0007) in one
+        round trip (ADR 0017). When more than ``k`` match, ``keyword_topk``'s first ``k``
+        in its order; when all of them fit, all of them in any order (an adapter may skip
+        its own scoring then: ADR 0022)."""
         ...
 
     def keyword_stats(self, namespace: str, terms: Sequence[str]

@@ -114,6 +114,12 @@ def _edge(row: Sequence[Any]) -> Relation:
                     _EDGE_SOURCES[source or "explicit"])  # created_at is NOT NULL
 
 
+#: every match of a full-text expression (up to a limit) with its fields, unscored
+_FTS_ALL = ("SELECT m.id, 0.0, m.keywords, m.context_keywords FROM (SELECT rowid FROM "
+            "memory_fts WHERE memory_fts MATCH ? LIMIT ?) AS f JOIN memories m "
+            "ON m.pk = f.rowid ORDER BY m.pk DESC")
+
+
 def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
@@ -822,13 +828,14 @@ class SQLiteStore:
                            tiers: Collection[Tier] | None = None,
                            statuses: Collection[Status] = (Status.ACTIVE,),
                            newest: bool = False) -> list[tuple[str, str, str]]:
-        rows = self._keyword_rows(namespace, terms, k, tiers, statuses, newest)
+        rows = self._keyword_rows(namespace, terms, k, tiers, statuses, newest, ranked=False)
         return [(r[0], r[2] or "", r[3] or "") for r in rows]
 
     def _keyword_rows(self, namespace: str, terms: Sequence[str], k: int,
                       tiers: Collection[Tier] | None, statuses: Collection[Status],
-                      newest: bool) -> list[tuple[Any, ...]]:
-        """(id, score, keywords, context_keywords) of the full-text search, best first."""
+                      newest: bool, ranked: bool = True) -> list[tuple[Any, ...]]:
+        """(id, score, keywords, context_keywords) of the full-text search, best first; not
+        ``ranked``: when all the matches fit in ``k``, all of them, unscored (ADR 0022)."""
         words = _match_expr(terms)
         if not words or k <= 0 or not statuses:
             return []
@@ -842,14 +849,24 @@ class SQLiteStore:
         # context weighs half, as in FalkorDB's index: the order only chooses candidates
         # newest: the last-stored k matches in rowid order, which FTS5 walks without scoring
         # any posting (ADR 0011); their score is 0, retrieval ranks them with its own BM25
+        if not (ranked or newest):
+            # bm25() counts every row of every phrase for its IDF, the namespace and status
+            # tags included (all of the namespace): 5 of 6 ms at 100k. Mostly the matches are
+            # fewer than k (seed_postings), and then they are the answer in any order
+            found = self._fts(_FTS_ALL, (expr, k + 1))
+            if len(found) <= k:
+                return found
         score = "0.0" if newest else "-bm25(memory_fts, 1.0, 0.5, 0.0)"
         sql = ("SELECT m.id, f.score, m.keywords, m.context_keywords FROM (SELECT rowid, "
                f"{score} AS score FROM memory_fts WHERE memory_fts MATCH ? "
                f"ORDER BY {'rowid' if newest else 'score'} DESC LIMIT ?) AS f "
                "JOIN memories m ON m.pk = f.rowid ORDER BY f.score DESC, m.pk DESC")
+        return self._fts(sql, (expr, k))
+
+    def _fts(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         with self._guard():
             try:
-                return list(self.conn.execute(sql, (expr, k)).fetchall())
+                return list(self.conn.execute(sql, params).fetchall())
             except sqlite3.Error as exc:
                 raise StoreError(f"keyword search failed: {exc}") from exc
 

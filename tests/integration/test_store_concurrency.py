@@ -194,3 +194,23 @@ def test_maintenance_and_a_bulk_session_leave_the_full_text_index_merged(
     store.apply(WriteBatch(NS, memories=[memory(j) for j in range(10, 20)]))
     store.close()
     assert sum("'optimize'" in s for s in statements) == 1
+
+
+def test_keyword_candidates_skip_the_ranking_when_every_match_fits(tmp_path: Path) -> None:
+    """FTS5's bm25() counts every row of every phrase, the namespace's tags included (the
+    whole namespace), before it ranks: retrieval's candidates skip it when all the matches
+    fit in ``k`` (the same set, in another order), and rank only when more match (ADR 0022)."""
+    store = open_store(tmp_path)
+    try:
+        store.apply(WriteBatch(NS, memories=[memory(i) for i in range(12)]))
+        store.keyword_candidates(NS, ["w1"], 5)  # the reading thread's connection
+        statements: list[str] = []
+        store._local.conn.set_trace_callback(statements.append)
+        fit = store.keyword_candidates(NS, ["w1", "w2", "w3"], 5)
+        assert sorted(i for i, _, _ in fit) == ["m1", "m2", "m3"]
+        assert not any("bm25(" in s for s in statements)
+        over = store.keyword_candidates(NS, ["note"], 5)
+        assert [i for i, _, _ in over] == [i for i, _ in store.keyword_topk(NS, ["note"], 5)]
+        assert any("bm25(" in s for s in statements)
+    finally:
+        store.close()

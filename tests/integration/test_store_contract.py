@@ -348,8 +348,9 @@ def test_sqlite_newest_keyword_matches_are_the_last_stored(tmp_path: Path) -> No
 
 def test_keyword_candidates_are_the_search_with_its_fields(store: MemoryStore) -> None:
     """One round trip for retrieval's keyword seeds (ADR 0017): the ids of ``keyword_topk``
-    in its order, each with what ``keyword_fields`` reads, under the same filters - also when
-    a field holds the separator FalkorDB joins the reply with (a newline)."""
+    (in its order when they are more than asked), each with what ``keyword_fields`` reads,
+    under the same filters - also when a field holds the separator FalkorDB joins the reply
+    with (a newline)."""
     ms = [memory(i, keywords=["deploy fail migrat", "deploy", "tea coffe", "deploy odd"][i % 4],
                  tier=Tier.FAST if i % 3 == 0 else Tier.MEDIUM) for i in range(12)]
     ms[2].context_keywords = "deploy tea"
@@ -360,11 +361,14 @@ def test_keyword_candidates_are_the_search_with_its_fields(store: MemoryStore) -
                          (["deploy"], [Tier.FAST]), (["fail", "coffe"], [Tier.MEDIUM])):
         top = store.keyword_topk(NS, terms, 50, tiers=tiers)
         got = store.keyword_candidates(NS, terms, 50, tiers=tiers)
-        assert top and [i for i, _, _ in got] == [i for i, _ in top], terms
+        assert top and sorted(i for i, _, _ in got) == sorted(i for i, _ in top), terms
         fields = store.keyword_fields(NS, [i for i, _ in top])
         assert {i: (kw, ctx) for i, kw, ctx in got} == fields
     assert ("m3", "deploy odd", "late\nnight") in store.keyword_candidates(NS, ["deploy"], 50)
-    assert len(store.keyword_candidates(NS, ["deploy"], 3)) == 3
+    for k in (3, 5):  # more match than asked: keyword_topk's first k, in its order
+        first = store.keyword_candidates(NS, ["deploy", "fail"], k)
+        assert [i for i, _, _ in first] == [i for i, _ in store.keyword_topk(
+            NS, ["deploy", "fail"], k)]
     assert store.keyword_candidates(NS, [], 10) == []
     assert store.keyword_candidates(NS, ['quote"s', "or"], 10) == []
     assert store.keyword_candidates(NS, ["deploy"], 10, statuses=[Status.ARCHIVED]) == []
