@@ -51,14 +51,20 @@ def make_plots(results: Path, out: Path) -> list[Path]:
               for name, files in SERIES.items()}
     if any(series.values()):
         fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+        top = 30.0
         for name, runs in series.items():
             if runs:
-                ax.plot([r["n"] for r in runs],
-                        [r["retrieve"]["depth_1"]["with_query_embedding"]["p95_ms"]
-                         for r in runs], marker="o", label=f"{name}: depth 1 p95")
+                ns = [r["n"] for r in runs]
+                p95 = [r["retrieve"]["depth_1"]["with_query_embedding"]["p95_ms"]
+                       for r in runs]
+                line = ax.plot(ns, p95, marker="o", label=f"{name}: depth 1 p95")[0]
+                # what linear growth from the smallest run would have reached
+                ax.plot(ns, [p95[0] * n / ns[0] for n in ns], linestyle=":",
+                        color=line.get_color(), label=f"{name}: linear from {ns[0]:,}")
+                top = max(top, *p95)
         ax.axhline(30, color="grey", linestyle="--", label="issue 14 target at 1M (30 ms)")
         ax.set(title="Retrieve latency vs store size (query embedding included)",
-               xlabel="memories", ylabel="ms", xscale="log", ylim=(0, None))
+               xlabel="memories", ylabel="ms", xscale="log", ylim=(0, top * 1.6))
         written.append(_save(fig, ax, out / "latency-vs-size.png"))
         fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
         for name, runs in series.items():

@@ -7,10 +7,11 @@ to compute absolute counts from the records they had ranked, outside the lock). 
 processes sharing a graph database the last batch wins (ADR 0008).
 
 With ``retrieval.defer_access`` (the REST server's default) a retrieval queues its accesses
-instead and returns; a writer thread records everything queued in one read and one batch
-(one patch per memory, each access at its retrieval's time), so concurrent searches share
-the write. ``settle`` waits for the queue; maintenance, consolidation and ``close`` settle
-first. A crash loses at most the accesses still queued (counts, never memories)."""
+instead and returns; a writer thread gathers for ``GATHER_SECONDS`` and records everything
+queued in one read and one batch (one patch per memory, each access at its retrieval's
+time), so concurrent searches share the write. ``settle`` waits for the queue (and cuts the
+gathering short); maintenance, consolidation and ``close`` settle first. A crash loses at
+most the accesses still queued (counts, never memories)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ from graphmem.store.base import WriteBatch
 
 log = logging.getLogger(__name__)
 
+#: the deferred writer's gathering window: searches queued within it share one batch
+GATHER_SECONDS = 0.05
 #: (memory id, predicted relevance or None)
 Access = tuple[str, float | None]
 
@@ -55,6 +58,8 @@ class AccessLog:
         #: (namespace, accesses, when) of retrievals not yet recorded (``defer``)
         self._queue: list[tuple[str, list[Access], datetime]] = []
         self._busy = False
+        #: a caller waits for the queue (``settle``): no gathering
+        self._hurry = False
         self._writer: threading.Thread | None = None
         self._closing = False
         core.pending.append(self.settle)
@@ -126,11 +131,14 @@ class AccessLog:
             with self._cond:
                 while not self._queue and not self._closing:
                     self._cond.wait()
+                # gather what comes meanwhile: a batch's read and transaction are shared by
+                # its retrievals (each access keeps its own time)
+                self._cond.wait_for(lambda: self._closing or self._hurry, GATHER_SECONDS)
                 if not self._queue:
                     self._writer = None
                     return
                 queued, self._queue = self._queue, []
-                self._busy = True
+                self._busy, self._hurry = True, False
             try:
                 by_ns: dict[str, list[tuple[list[Access], datetime | None]]] = {}
                 for ns, accesses, at in queued:
@@ -148,6 +156,8 @@ class AccessLog:
         """Until every deferred access is recorded."""
         with self._cond:
             while self._queue or self._busy:
+                self._hurry = True
+                self._cond.notify_all()
                 self._cond.wait()
 
     def close(self) -> None:

@@ -15,16 +15,31 @@ from typing import Any
 
 _lock = threading.Lock()
 _controller: Any = None
+#: threads inside ``single_threaded_blas`` now, and the limiter that set the limit for them
+_inside = 0
+_limiter: Any = None
 
 
 @contextmanager
 def single_threaded_blas() -> Iterator[None]:
-    global _controller
-    if _controller is None:
-        with _lock:
-            if _controller is None:
-                from threadpoolctl import ThreadpoolController
+    """One BLAS thread while any caller is inside: the first to enter sets the limit, the
+    last to leave restores it. The limit is the process's, so concurrent retrievals share
+    it (each setting and restoring it raced, and cost the server's request threads ~4% of
+    their time under load)."""
+    global _controller, _inside, _limiter
+    with _lock:
+        if _controller is None:
+            from threadpoolctl import ThreadpoolController
 
-                _controller = ThreadpoolController()
-    with _controller.limit(limits=1, user_api="blas"):
+            _controller = ThreadpoolController()
+        if _inside == 0:
+            _limiter = _controller.limit(limits=1, user_api="blas")
+        _inside += 1
+    try:
         yield
+    finally:
+        with _lock:
+            _inside -= 1
+            if _inside == 0:
+                _limiter.restore_original_limits()
+                _limiter = None

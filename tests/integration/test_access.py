@@ -132,3 +132,34 @@ def test_the_server_defers_and_the_library_does_not() -> None:
 
     assert Settings.from_env({}).memory_config().retrieval.defer_access is True
     assert GraphMemConfig().retrieval.defer_access is False
+
+
+def test_the_deferred_writer_gathers_searches_into_one_batch_and_settle_hurries_it(
+        tmp_path: Path, monkeypatch: object) -> None:
+    """Searches queued within the gathering window share one read and one transaction; a
+    caller that settles does not wait the window out."""
+    import time
+
+    import graphmem.engine.access as access
+
+    monkeypatch.setattr(access, "GATHER_SECONDS", 30.0)  # type: ignore[attr-defined]
+    with _deferred(tmp_path, Clock()) as mem:
+        m = mem.store("a memory about tea", namespace=NS)
+        applies: list[int] = []
+        real = mem.core.store.apply
+
+        def counted(batch: object) -> None:
+            applies.append(1)
+            real(batch)  # type: ignore[arg-type]
+
+        mem.core.store.apply = counted  # type: ignore[method-assign]
+        mem.retrieve("tea", namespace=NS, depth=0)
+        time.sleep(0.2)  # the writer has woken for the first search (and would write it)
+        for _ in range(3):
+            mem.retrieve("tea", namespace=NS, depth=0)
+        assert applies == []
+        started = time.monotonic()
+        mem.core.settle()
+        assert time.monotonic() - started < 10  # not the 30 s window
+        assert applies == [1]
+        assert mem.entries([m.id], namespace=NS, touch=False)[0].access_count == 4
