@@ -8,8 +8,8 @@ from typing import Any
 
 #: the scale runs drawn as curves against n: bench/results file names per series
 SERIES = {
-    "random vectors": ("scale-10k-random-sqlite.json", "scale-100k-random.json",
-                       "scale-1m-random.json"),
+    "random vectors (query not embedded)": (
+        "scale-10k-random-sqlite.json", "scale-100k-random.json", "scale-1m-random.json"),
     "MiniLM": ("scale-10k.json", "scale-100k-real.json"),
 }
 
@@ -63,7 +63,7 @@ def make_plots(results: Path, out: Path) -> list[Path]:
                         color=line.get_color(), label=f"{name}: linear from {ns[0]:,}")
                 top = max(top, *p95)
         ax.axhline(30, color="grey", linestyle="--", label="issue 14 target at 1M (30 ms)")
-        ax.set(title="Retrieve latency vs store size (query embedding included)",
+        ax.set(title="Retrieve latency vs store size (depth 1, 2 cores)",
                xlabel="memories", ylabel="ms", xscale="log", ylim=(0, top * 1.6))
         written.append(_save(fig, ax, out / "latency-vs-size.png"))
         fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
