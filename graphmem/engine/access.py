@@ -124,7 +124,8 @@ class AccessLog:
                 self._writer = threading.Thread(target=self._write_queued, daemon=True,
                                                 name="graphmem-access")
                 self._writer.start()
-            self._cond.notify_all()
+            elif len(self._queue) == 1:  # the writer waits for work, not while it gathers
+                self._cond.notify_all()
 
     def _write_queued(self) -> None:
         while True:
