@@ -39,9 +39,10 @@ _pool: ThreadPoolExecutor | None = None
 #: a mapped index (``row_files``) releases its mappings of the row files once this many bytes
 #: of pages were touched since (a page per row read, ``MADV_RANDOM``): random queries would
 #: otherwise map the whole files into the process's resident memory (3 GB at 1M); the pages
-#: stay in the page cache, a later read maps its page again (a minor fault). 512 MB: a 100k
-#: namespace's two files (~300 MB) are never released; at 1M ~1.4 GB RSS in all
-RESIDENT_BUDGET = 512 * 2**20
+#: stay in the page cache, a later read maps its page again (a minor fault). 512 MB was
+#: measured too: REST at 100k within noise (163-169 against 163 searches/s), but at 1M RSS
+#: 1.1 -> 2.2 GB and a peak of 2.7 GB (the count is approximate: a row may span two pages)
+RESIDENT_BUDGET = 256 * 2**20
 #: (field, capacity, the matrix it replaces or None) -> a zeroed or carried-over matrix
 Allocator = Callable[[str, int, "np.ndarray | None"], np.ndarray]
 _SMALL = ("_has_context", "_tier", "_status", "_pk")
