@@ -99,7 +99,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
             core.append(time.perf_counter() - t0)
         result["retrieve"][f"depth_{depth}"] = {"with_query_embedding": latency(total),
                                                 "without_query_embedding": latency(core)}
-        print(f"depth {depth}: {result['retrieve'][f'depth_{depth}']}", file=sys.stderr)
+        sys.stderr.write(f"depth {depth}: {result['retrieve'][f'depth_{depth}']}\n")
     # memory before the recall check, whose exhaustive search reads every vector
     result["rss_mb"] = round(rss_mb(), 1)
     result["rss_anon_mb"] = round(rss_mb("RssAnon"), 1)
@@ -165,7 +165,7 @@ def hot_cache(mem: GraphMemory, qs: list[str], namespace: str) -> dict[str, Any]
 
 
 def main() -> None:
-    print(json.dumps(measure(json.load(sys.stdin))))
+    sys.stdout.write(json.dumps(measure(json.load(sys.stdin))) + "\n")
 
 
 if __name__ == "__main__":
