@@ -81,7 +81,10 @@ _CHUNK = 500
 _FTS_MERGE_MIN = 20_000
 #: ... and a session that wrote at least this many closes with the index merged
 _FTS_MERGE_AT_CLOSE = 1000
-#: keyword fields kept from the last full-text candidates (retrieval re-reads them at once)
+#: every match of a full-text expression (up to a limit) with its fields, unscored
+_FTS_ALL = ("SELECT m.id, 0.0, m.keywords, m.context_keywords FROM (SELECT rowid FROM "
+            "memory_fts WHERE memory_fts MATCH ? LIMIT ?) AS f JOIN memories m "
+            "ON m.pk = f.rowid ORDER BY m.pk DESC")
 
 
 _ts, _dt, _blob, _vec = codec.ts, codec.dt, codec.blob, codec.vector
@@ -112,12 +115,6 @@ def _edge(row: Sequence[Any]) -> Relation:
     return Relation(source_id, target_id, _RELATION_TYPES[type_], ns,
                     None if score is None else float(score), _fromtimestamp(created_at, UTC),
                     _EDGE_SOURCES[source or "explicit"])  # created_at is NOT NULL
-
-
-#: every match of a full-text expression (up to a limit) with its fields, unscored
-_FTS_ALL = ("SELECT m.id, 0.0, m.keywords, m.context_keywords FROM (SELECT rowid FROM "
-            "memory_fts WHERE memory_fts MATCH ? LIMIT ?) AS f JOIN memories m "
-            "ON m.pk = f.rowid ORDER BY m.pk DESC")
 
 
 def _quote(term: str) -> str:

@@ -131,8 +131,7 @@ class VectorIndex:
             if new_hi - new_lo > 4 * (len(self.ids) + len(pks)) + 65_536:
                 self._pk_rows = None  # too sparse: the dict alone
                 return
-            grown = np.full(new_lo + max(new_hi - new_lo, 2 * size) - new_lo, -1,
-                            dtype=np.int64)
+            grown = np.full(max(new_hi - new_lo, 2 * size), -1, dtype=np.int64)
             grown[base - new_lo:base - new_lo + size] = self._pk_rows
             self._pk_rows, self._pk_base = grown, new_lo
         self._pk_rows[pks - self._pk_base] = rows
