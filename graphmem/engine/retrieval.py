@@ -422,7 +422,7 @@ class Retriever:
         rc = self.config.retrieval
         out = []
         for f, field_stats in enumerate(stats):
-            docs = {m.id: (m.keywords if f == 0 else m.context_keywords).split()
+            docs = {m.id: self._split(m.keywords if f == 0 else m.context_keywords)
                     for m in memories}
             out.append(bm25(terms, docs, field_stats.df, field_stats.docs,
                             field_stats.avg_length, k1=rc.bm25_k1, b=rc.bm25_b))

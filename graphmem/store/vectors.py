@@ -348,14 +348,23 @@ class VectorIndex:
                      ) -> dict[str, tuple[float, float | None]]:
         """id -> (content cosine, context cosine or None) for the indexed ``ids``."""
         q = np.asarray(query, dtype=np.float32)
-        out: dict[str, tuple[float, float | None]] = {}
-        for id_ in ids:
-            row = self.row_of.get(id_)
-            if row is not None:
-                ctx = float(np.dot(self._context[row], q)) if self._has_context[row] else None
-                out[id_] = (float(np.dot(self._content[row], q)), ctx)
-        self._touch(2 * len(out))
-        return out
+        row_of = self.row_of
+        found = [(id_, row) for id_ in dict.fromkeys(ids)
+                 if (row := row_of.get(id_)) is not None]
+        if not found:
+            return {}
+        # one gather and product per field (a row at a time cost ~7 us per memory)
+        rows = np.fromiter((row for _, row in found), dtype=np.int64, count=len(found))
+        content = (self._content[rows] @ q).tolist()
+        has = self._has_context[rows]
+        context: list[float | None] = [None] * len(found)
+        if has.any():
+            with_ctx = np.flatnonzero(has)
+            for j, score in zip(with_ctx.tolist(), (self._context[rows[with_ctx]] @ q).tolist(),
+                                strict=True):
+                context[j] = score
+        self._touch(2 * len(found))
+        return {id_: (content[j], context[j]) for j, (id_, _) in enumerate(found)}
 
     # top-k ----------------------------------------------------------------------------------
     def _codes(self, statuses: Collection[Status], tiers: Collection[Tier] | None) -> tuple[

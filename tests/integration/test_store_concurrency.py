@@ -203,14 +203,65 @@ def test_keyword_candidates_skip_the_ranking_when_every_match_fits(tmp_path: Pat
     store = open_store(tmp_path)
     try:
         store.apply(WriteBatch(NS, memories=[memory(i) for i in range(12)]))
-        store.keyword_candidates(NS, ["w1"], 5)  # the reading thread's connection
         statements: list[str] = []
-        store._local.conn.set_trace_callback(statements.append)
+        store.conn.set_trace_callback(statements.append)  # the read borrows it (ADR 0023)
         fit = store.keyword_candidates(NS, ["w1", "w2", "w3"], 5)
         assert sorted(i for i, _, _ in fit) == ["m1", "m2", "m3"]
         assert not any("bm25(" in s for s in statements)
         over = store.keyword_candidates(NS, ["note"], 5)
         assert [i for i, _, _ in over] == [i for i, _ in store.keyword_topk(NS, ["note"], 5)]
         assert any("bm25(" in s for s in statements)
+    finally:
+        store.close()
+
+
+def test_short_reads_borrow_the_store_connection_unless_a_write_holds_it(
+        tmp_path: Path) -> None:
+    """A commit empties the page cache of every other connection, so a retrieval's short
+    reads run on the store's own connection (its cache stays warm) when no write holds it;
+    while a write does, they run on the reading thread's connection without waiting, and
+    see the snapshot before the write (ADR 0023). Long scans never borrow."""
+    store = open_store(tmp_path)
+    try:
+        store.apply(WriteBatch(NS, memories=[memory(i) for i in range(3)]))
+        on_store: list[str] = []
+        store.conn.set_trace_callback(on_store.append)
+        store.touch(NS, ["m1"], T0)  # a write, as a retrieval's bookkeeping makes
+        on_store.clear()
+        assert set(store.get_memories(NS, ["m1", "m2"])) == {"m1", "m2"}
+        store.edges_of(NS, ["m1"])
+        store.keyword_candidates(NS, ["w1"], 5)
+        store.keyword_stats(NS, ["w1"])
+        for table in ("FROM memories", "FROM edges", "memory_fts MATCH", "FROM keyword_terms"):
+            assert any(table in s for s in on_store), table
+        on_store.clear()
+        store.counts(NS)  # a scan of the namespace: on the thread's own connection
+        assert not any("count(*)" in s for s in on_store)
+
+        in_transaction, finish = threading.Event(), threading.Event()
+        transaction = store._transaction
+
+        def slow(work: object) -> None:
+            def held(conn: object) -> None:
+                work(conn)  # type: ignore[operator]
+                in_transaction.set()
+                finish.wait(10)
+            transaction(held)
+
+        store._transaction = slow  # type: ignore[method-assign]
+        writer = threading.Thread(target=store.apply,
+                                  args=(WriteBatch(NS, memories=[memory(7)]),))
+        writer.start()
+        assert in_transaction.wait(10)
+        on_store.clear()
+        got: list[str] = []
+        reader = threading.Thread(target=lambda: got.extend(store.get_memories(NS, ["m7"])))
+        reader.start()
+        reader.join(5)
+        assert not reader.is_alive() and got == []  # no wait, and not the write's own view
+        assert not any("FROM memories" in s for s in on_store)
+        finish.set()
+        writer.join(5)
+        assert set(store.get_memories(NS, ["m7"])) == {"m7"}
     finally:
         store.close()
