@@ -156,9 +156,10 @@ def unflatten_row(row: Sequence[Any], *, embedding: np.ndarray | None = None,
         if values[field] is None:
             values[field] = values[fallback]
     vectors = (embedding, context_embedding)
-    m = Memory(*[vectors[convert] if i < 0 else
-                 (values[i] if convert is None else convert(values[i]))
-                 for i, convert in _ROW_PLAN])
+    args: list[Any] = [vectors[convert] if i < 0 else
+                       (values[i] if convert is None else convert(values[i]))
+                       for i, convert in _ROW_PLAN]
+    m = Memory(*args)
     if m.type is None:  # written before memory types (ADR 0013)
         m.type = "summary" if m.kind is Kind.SUMMARY else "observation"
     return m

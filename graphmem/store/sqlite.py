@@ -2,6 +2,10 @@
 that choose vector candidates in namespaces past ``StoreConfig.ann_min`` (``ann_keeper``,
 ADR 0019).
 
+The SQL lives beside it: ``sqlite_rows`` (reads and row decoding), ``sqlite_writes`` (a
+write batch's statements), ``sqlite_keywords`` (BM25 statistics), ``sqlite_schema``
+(migrations); this class owns the connections, the locks and the in-memory caches.
+
 SQLite is the source of truth; the caches are rebuilt from it at ``open`` and updated only
 after a transaction commits, so a failed write leaves both untouched. One process owns a data
 folder (``FolderLock``). Inside it, reads run side by side, each thread on its own SQLite
@@ -13,7 +17,6 @@ never half of it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -31,7 +34,6 @@ import numpy as np
 from graphmem.config import StoreConfig
 from graphmem.errors import MissingStoreError, StoreError
 from graphmem.models import (
-    EdgeSource,
     Memory,
     Relation,
     RelationType,
@@ -40,13 +42,11 @@ from graphmem.models import (
     Transition,
 )
 from graphmem.rules.bm25 import TermStats
-from graphmem.store import codec, row_files, sqlite_keywords
-from graphmem.store.ann_keeper import AnnKeeper, bump_epoch
+from graphmem.store import row_files, sqlite_keywords, sqlite_rows, sqlite_writes
+from graphmem.store.ann_keeper import AnnKeeper
 from graphmem.store.base import (
-    SORT_FIELDS,
     ActiveColumns,
     Counts,
-    EdgeKey,
     ListSpec,
     VectorField,
     WriteBatch,
@@ -61,19 +61,6 @@ from graphmem.store.vectors import STATUS_CODE, TIER_CODE, Allocator, VectorInde
 log = logging.getLogger(__name__)
 
 DB_FILE = "graphmem.db"
-_COLS = ", ".join(codec.MEMORY_FIELDS)
-_EMB_COLS = ", embedding, context_embedding"
-# a memory upserted without an embedding keeps its stored vectors (metadata-only updates)
-_UPSERT = (
-    f"INSERT INTO memories ({_COLS}{_EMB_COLS}) "
-    f"VALUES ({', '.join(['?'] * (len(codec.MEMORY_FIELDS) + 2))}) "
-    "ON CONFLICT (namespace, id) DO UPDATE SET "
-    + ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in _COLS.split(",")[2:])
-    + ", embedding = coalesce(excluded.embedding, memories.embedding), "
-    "context_embedding = CASE WHEN excluded.embedding IS NULL THEN memories.context_embedding "
-    "ELSE excluded.context_embedding END"
-)
-_CHUNK = 500
 #: full-text rows written (inserted, re-tagged, deleted) since the index was last merged into
 #: one segment, past which the next write merges it: every write leaves FTS5 a segment, and
 #: a query reads them all (300k memories in 300 batches: 0.56 ms per query, 0.13 merged;
@@ -81,60 +68,6 @@ _CHUNK = 500
 _FTS_MERGE_MIN = 20_000
 #: ... and a session that wrote at least this many closes with the index merged
 _FTS_MERGE_AT_CLOSE = 1000
-#: every match of a full-text expression (up to a limit) with its fields, unscored
-_FTS_ALL = ("SELECT m.id, 0.0, m.keywords, m.context_keywords FROM (SELECT rowid FROM "
-            "memory_fts WHERE memory_fts MATCH ? LIMIT ?) AS f JOIN memories m "
-            "ON m.pk = f.rowid ORDER BY m.pk DESC")
-
-
-_ts, _dt, _blob, _vec = codec.ts, codec.dt, codec.blob, codec.vector
-
-
-def _row_params(m: Memory) -> tuple[Any, ...]:
-    flat = codec.flatten(m)
-    return (*(flat[name] for name in codec.MEMORY_FIELDS), _blob(m.embedding),
-            _blob(m.context_embedding))
-
-
-def _memory(row: Sequence[Any], embeddings: bool) -> Memory:
-    if not embeddings:
-        return codec.unflatten_row(row)
-    n = len(codec.MEMORY_FIELDS)
-    return codec.unflatten_row(row, embedding=_vec(row[n]), context_embedding=_vec(row[n + 1]))
-
-
-_RELATION_TYPES = {t.value: t for t in RelationType}
-_EDGE_SOURCES = {s.value: s for s in EdgeSource}
-_fromtimestamp = datetime.fromtimestamp
-
-
-def _edge(row: Sequence[Any]) -> Relation:
-    """``codec.edge`` of an edges row, with the enums and the time decoded directly: opening
-    a store decodes every edge (370k at 100k memories: 3.9 -> ~1 s)."""
-    ns, source_id, target_id, type_, score, created_at, source = row
-    return Relation(source_id, target_id, _RELATION_TYPES[type_], ns,
-                    None if score is None else float(score), _fromtimestamp(created_at, UTC),
-                    _EDGE_SOURCES[source or "explicit"])  # created_at is NOT NULL
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-def _match_expr(terms: Sequence[str]) -> str:
-    return " OR ".join(_quote(t) for t in dict.fromkeys(terms) if t)
-
-
-def _ns_tag(namespace: str) -> str:
-    return "n" + hashlib.blake2b(namespace.encode(), digest_size=8).hexdigest()
-
-
-def _tags(m: Memory) -> str:
-    return f"{_ns_tag(m.namespace)} s{m.status.value} t{m.tier.value}"
-
-
-def _marks(n: int) -> str:
-    return ", ".join("?" * n)
 
 
 class SQLiteStore:
@@ -227,7 +160,7 @@ class SQLiteStore:
         store's (for writes, and while opening) otherwise."""
         if self._conn is None:
             raise StoreError("store is not open")
-        if not self._lock.reading_here() or getattr(self._local, "borrowed", 0):
+        if not self._lock.reading_here() or getattr(self._local, "borrowed", 0) > 0:
             return self._conn
         reader: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if reader is None:
@@ -415,84 +348,11 @@ class SQLiteStore:
         batch.check()
         ns = batch.namespace
         with self._guard(write=True):
-            touched = list({*batch.delete_memories, *(m.id for m in batch.memories)})
-            old_keywords: list[tuple[str, str]] = []
-            new_pks: dict[str, int] = {}
-            patched_states: list[tuple[str, Tier, Status]] = []
-            for i in range(0, len(touched), _CHUNK):
-                chunk = touched[i:i + _CHUNK]
-                old_keywords += self.conn.execute(
-                    f"SELECT keywords, context_keywords FROM memories WHERE namespace = ? AND "
-                    f"id IN ({_marks(len(chunk))})", (ns, *chunk)).fetchall()
-
-            def work(conn: sqlite3.Connection) -> None:
-                conn.executemany(
-                    "DELETE FROM edges WHERE namespace = ? AND source_id = ? AND target_id = ? "
-                    "AND type = ?", [(ns, s, t, ty.value) for s, t, ty in batch.delete_edges])
-                for i in range(0, len(batch.delete_memories), _CHUNK):
-                    chunk = batch.delete_memories[i:i + _CHUNK]
-                    marks = _marks(len(chunk))
-                    conn.execute(
-                        f"DELETE FROM memory_fts WHERE rowid IN (SELECT pk FROM memories "
-                        f"WHERE namespace = ? AND id IN ({marks}))", (ns, *chunk))
-                    conn.execute(f"DELETE FROM memories WHERE namespace = ? AND id IN ({marks})",
-                                 (ns, *chunk))
-                    conn.execute(f"UPDATE transitions SET detail = NULL WHERE namespace = ? AND "
-                                 f"memory_id IN ({marks}) AND detail IS NOT NULL", (ns, *chunk))
-                    conn.execute(f"DELETE FROM edges WHERE namespace = ? AND (source_id IN "
-                                 f"({marks}) OR target_id IN ({marks}))", (ns, *chunk, *chunk))
-                conn.executemany(_UPSERT, [_row_params(m) for m in batch.memories])
-                deltas = sqlite_keywords.Deltas()
-                for kw, ckw in old_keywords:
-                    deltas.add(kw, ckw, -1)
-                for m in batch.memories:
-                    deltas.add(m.keywords, m.context_keywords, 1)
-                sqlite_keywords.write(conn, ns, deltas)
-                if batch.memories or batch.delete_memories:
-                    bump_epoch(conn, ns)  # saved product codes are out of date from here
-                if batch.memories or batch.delete_memories or any(
-                        "tier" in f or "status" in f for _, f in batch.patches):
-                    row_files.bump_epoch(conn, ns)  # and so are saved rows (ADR 0020)
-                for i in range(0, len(batch.memories), _CHUNK):
-                    chunk_m = batch.memories[i:i + _CHUNK]
-                    pks = dict(conn.execute(
-                        f"SELECT id, pk FROM memories WHERE namespace = ? AND id IN "
-                        f"({_marks(len(chunk_m))})", (ns, *[m.id for m in chunk_m])).fetchall())
-                    new_pks.update(pks)
-                    conn.executemany("DELETE FROM memory_fts WHERE rowid = ?",
-                                     [(pks[m.id],) for m in chunk_m])
-                    conn.executemany(
-                        "INSERT INTO memory_fts (rowid, keywords, context_keywords, tags) "
-                        "VALUES (?, ?, ?, ?)",
-                        [(pks[m.id], m.keywords, m.context_keywords, _tags(m))
-                         for m in chunk_m])
-                self._patch(conn, ns, batch.patches)
-                conn.executemany(
-                    "INSERT INTO transitions (namespace, memory_id, kind, from_tier, to_tier, "
-                    "from_status, to_status, reason, at, detail) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(ns, t.memory_id, t.kind.value, t.from_tier.value, t.to_tier.value,
-                      t.from_status.value, t.to_status.value, t.reason, t.at.timestamp(),
-                      t.detail)
-                     for t in batch.transitions])
-                conn.executemany(
-                    "INSERT INTO edges (namespace, source_id, target_id, type, score, created_at, "
-                    "source) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
-                    "score = excluded.score, source = excluded.source",
-                    [(ns, e.source_id, e.target_id, e.type.value, e.score, _ts(e.created_at),
-                      e.source.value) for e in batch.edges])
-
-            def work_and_states(conn: sqlite3.Connection) -> None:
-                work(conn)
-                ids = [i for i, f in batch.patches if "tier" in f or "status" in f]
-                for i in range(0, len(ids), _CHUNK):
-                    chunk = ids[i:i + _CHUNK]
-                    patched_states.extend(
-                        (r[0], Tier(r[1]), Status(r[2])) for r in conn.execute(
-                            f"SELECT id, tier, status FROM memories WHERE namespace = ? AND "
-                            f"id IN ({_marks(len(chunk))})", (ns, *chunk)))
-
-            self._transaction(work_and_states)
+            replaced = sqlite_writes.old_keywords(self.conn, batch)
+            written: list[Any] = []
+            self._transaction(lambda conn: written.extend(
+                sqlite_writes.write(conn, batch, replaced)))
+            new_pks, patched_states = written
             self._fts_written += (len(batch.memories) + len(batch.delete_memories)
                                   + len(patched_states))
             self._merge_fts()
@@ -520,26 +380,6 @@ class SQLiteStore:
             index.map_rows(self._mapped(ns))
         self._ann.after_write(ns, index, self._lock)
 
-    @staticmethod
-    def _patch(conn: sqlite3.Connection, ns: str,
-               patches: list[tuple[str, dict[str, Any]]]) -> None:
-        """Field-level updates (fields from PATCH_FIELDS), grouped by the fields they set;
-        a tier or status change also re-tags the memory's FTS row."""
-        groups: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
-        for id_, fields in patches:
-            names = tuple(sorted(fields))
-            values = tuple(codec.scalar(fields[n]) for n in names)
-            groups.setdefault(names, []).append((*values, ns, id_))
-        for names, rows in groups.items():
-            sets = ", ".join(f"{n} = ?" for n in names)  # names from PATCH_FIELDS only
-            conn.executemany(f"UPDATE memories SET {sets} WHERE namespace = ? AND id = ?", rows)
-            if "tier" in names or "status" in names:
-                conn.executemany(
-                    "UPDATE memory_fts SET tags = (SELECT ? || ' s' || status || ' t' || tier "
-                    "FROM memories WHERE namespace = ? AND id = ?) WHERE rowid = (SELECT pk "
-                    "FROM memories WHERE namespace = ? AND id = ?)",
-                    [(_ns_tag(ns), ns, r[-1], ns, r[-1]) for r in rows])
-
     def touch(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
         if not ids:
             return
@@ -548,28 +388,11 @@ class SQLiteStore:
                 "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
                 "WHERE namespace = ? AND id = ?", [(at.timestamp(), namespace, i) for i in ids]))
 
-    # reads ----------------------------------------------------------------------------------
-    def _select(self, sql: str, params: Sequence[Any], embeddings: bool,
-                borrow: bool = False) -> list[Memory]:
-        cols = _COLS + (_EMB_COLS if embeddings else ", NULL, NULL")
-        with self._guard(borrow=borrow):
-            try:
-                rows = self.conn.execute(sql.format(cols=cols), params).fetchall()
-            except sqlite3.Error as exc:
-                raise StoreError(f"read failed: {exc}") from exc
-        return [_memory(r, embeddings) for r in rows]
-
+    # reads (SQL in sqlite_rows; short ones borrow the store's connection, ADR 0023) ---------
     def get_memories(self, namespace: str, ids: Sequence[str], *,
                      embeddings: bool = False) -> dict[str, Memory]:
-        out: dict[str, Memory] = {}
-        unique = list(dict.fromkeys(ids))
-        for i in range(0, len(unique), _CHUNK):
-            chunk = unique[i:i + _CHUNK]
-            for m in self._select(
-                f"SELECT {{cols}} FROM memories WHERE namespace = ? AND id IN "
-                f"({_marks(len(chunk))})", (namespace, *chunk), embeddings, borrow=True):
-                out[m.id] = m
-        return out
+        with self._guard(borrow=True):
+            return sqlite_rows.memories_by_id(self.conn, namespace, ids, embeddings)
 
     def similarities(self, namespace: str, ids: Sequence[str], vector: np.ndarray
                      ) -> dict[str, tuple[float, float | None]]:
@@ -582,83 +405,36 @@ class SQLiteStore:
         return self.get_memories(namespace, ids), self.similarities(namespace, ids, vector)
 
     def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-        out: dict[str, tuple[str, str]] = {}
-        unique = list(dict.fromkeys(ids))
         with self._guard(borrow=True):
-            for i in range(0, len(unique), _CHUNK):
-                chunk = unique[i:i + _CHUNK]
-                for id_, kw, ctx in self.conn.execute(
-                    f"SELECT id, keywords, context_keywords FROM memories WHERE namespace = ? "
-                    f"AND id IN ({_marks(len(chunk))})", (namespace, *chunk)):
-                    out[id_] = (kw or "", ctx or "")
-        return out
+            return sqlite_rows.keyword_fields(self.conn, namespace, ids)
 
     def find_by_hash(self, namespace: str, hashes: Collection[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        unique = list(set(hashes))
         with self._guard(borrow=True):
-            for i in range(0, len(unique), _CHUNK):
-                chunk = unique[i:i + _CHUNK]
-                for h, id_ in self.conn.execute(
-                    f"SELECT content_hash, id FROM memories WHERE namespace = ? AND status = "
-                    f"'active' AND content_hash IN ({_marks(len(chunk))}) ORDER BY pk",
-                    (namespace, *chunk)):
-                    out.setdefault(h, id_)
-        return out
+            return sqlite_rows.find_by_hash(self.conn, namespace, hashes)
 
     def session_members(self, namespace: str, session_id: str) -> list[tuple[str, datetime]]:
         with self._guard(borrow=True):
-            rows = self.conn.execute(
-                "SELECT id, created_at FROM memories WHERE namespace = ? AND session_id = ? "
-                "ORDER BY created_at, pk", (namespace, session_id)).fetchall()
-        return [(r[0], _dt(r[1])) for r in rows]  # type: ignore[misc]
+            return sqlite_rows.session_members(self.conn, namespace, session_id)
 
     def time_window(self, namespace: str, anchor: Memory, *, before: int, after: int,
                     session_only: bool,
                     statuses: Collection[Status] = (Status.ACTIVE, Status.ARCHIVED),
                     ) -> tuple[list[Memory], list[Memory]]:
         with self._guard():
-            row = self.conn.execute("SELECT pk, created_at FROM memories WHERE namespace = ? "
-                                    "AND id = ?", (namespace, anchor.id)).fetchone()
-        if row is None:
-            return [], []
-        pk, ts = row
-        where = "namespace = ?"
-        params: list[Any] = [namespace]
-        if session_only and anchor.session_id is not None:
-            where += " AND session_id = ?"
-            params.append(anchor.session_id)
-        st = [s.value for s in statuses]
-        where += f" AND status IN ({_marks(len(st))})"
-        params += st
-        earlier = self._select(
-            f"SELECT {{cols}} FROM memories WHERE {where} AND (created_at < ? OR "
-            "(created_at = ? AND pk < ?)) ORDER BY created_at DESC, pk DESC LIMIT ?",
-            (*params, ts, ts, pk, before), False) if before > 0 else []
-        later = self._select(
-            f"SELECT {{cols}} FROM memories WHERE {where} AND (created_at > ? OR "
-            "(created_at = ? AND pk > ?)) ORDER BY created_at, pk LIMIT ?",
-            (*params, ts, ts, pk, after), False) if after > 0 else []
-        return earlier, later
+            return sqlite_rows.time_window(self.conn, namespace, anchor, before=before,
+                                           after=after, session_only=session_only,
+                                           statuses=statuses)
 
     def iter_memories(self, namespace: str, *, page: int = 1000, embeddings: bool = True,
                       statuses: Collection[Status] | None = None) -> Iterator[list[Memory]]:
         last = 0
-        cols = _COLS + (_EMB_COLS if embeddings else ", NULL, NULL")
-        where = ""
-        extra: list[Any] = []
-        if statuses is not None:
-            extra = [s.value for s in statuses]
-            where = f" AND status IN ({_marks(len(extra))})"
         while True:
             with self._guard():
-                rows = self.conn.execute(
-                    f"SELECT pk, {cols} FROM memories WHERE namespace = ? AND pk > ?{where} "
-                    "ORDER BY pk LIMIT ?", (namespace, last, *extra, page)).fetchall()
-            if not rows:
+                last, memories = sqlite_rows.memory_page(self.conn, namespace, last, page,
+                                                         embeddings, statuses)
+            if not memories:
                 return
-            last = rows[-1][0]
-            yield [_memory(r[1:], embeddings) for r in rows]
+            yield memories
 
     def active_columns(self, namespace: str) -> ActiveColumns:
         with self._guard():
@@ -669,82 +445,33 @@ class SQLiteStore:
         return active_columns(rows)
 
     def list_page(self, namespace: str, spec: ListSpec) -> list[Memory]:
-        if spec.sort not in SORT_FIELDS:
-            raise StoreError(f"cannot sort by {spec.sort!r}")
-        where: list[str] = ["namespace = ?"]
-        params: list[Any] = [namespace]
-        for column, values in (("status", spec.statuses), ("tier", spec.tiers),
-                               ("type", spec.types)):
-            if values is not None:
-                where.append(f"{column} IN ({_marks(len(values))})")
-                params += [getattr(x, "value", x) for x in values]
-        for column in ("source", "session_id", "topic"):
-            if getattr(spec, column) is not None:
-                where.append(f"{column} = ?")
-                params.append(getattr(spec, column))
-        if spec.since is not None:
-            where.append("created_at >= ?")
-            params.append(spec.since.timestamp())
-        if spec.until is not None:
-            where.append("created_at < ?")
-            params.append(spec.until.timestamp())
-        key = spec.sort  # from SORT_FIELDS
-        cmp, order = ("<", "DESC") if spec.descending else (">", "ASC")
-        if spec.after is not None:
-            where.append(f"({key} {cmp} ? OR ({key} = ? AND id {cmp} ?))")
-            params += [spec.after[0], spec.after[0], spec.after[1]]
-        sql = (f"SELECT {{cols}} FROM memories WHERE {' AND '.join(where)} "
-               f"ORDER BY {key} {order}, id {order} LIMIT ?")
-        return self._select(sql, [*params, max(0, int(spec.limit))], False)
+        with self._guard():
+            return sqlite_rows.list_page(self.conn, namespace, spec)
 
     def transition_counts(self, namespace: str, since: datetime
                           ) -> list[tuple[str, Tier, Tier, int, int]]:
         with self._guard():
-            rows = self.conn.execute(
-                "SELECT kind, from_tier, to_tier, count(*), sum(at >= ?) FROM transitions "
-                "WHERE namespace = ? GROUP BY kind, from_tier, to_tier",
-                (since.timestamp(), namespace)).fetchall()
-        return [(k, Tier(a), Tier(b), int(n), int(r or 0)) for k, a, b, n, r in rows]
+            return sqlite_rows.transition_counts(self.conn, namespace, since)
 
     def transitions_of(self, namespace: str, memory_id: str) -> list[Transition]:
         with self._guard():
-            rows = self.conn.execute(
-                "SELECT memory_id, kind, from_tier, to_tier, reason, at, from_status, to_status, "
-                "detail "
-                "FROM transitions WHERE namespace = ? AND memory_id = ? ORDER BY at, id",
-                (namespace, memory_id)).fetchall()
-        return [codec.transition(dict(zip(("memory_id", "kind", "from_tier", "to_tier", "reason",
-                                           "at", "from_status", "to_status", "detail"), r,
-                                          strict=True)))
-                for r in rows]
+            return sqlite_rows.transitions_of(self.conn, namespace, memory_id)
 
     def recent_transitions(self, namespace: str, limit: int,
                            since: datetime | None = None) -> list[Transition]:
         with self._guard():
-            rows = self.conn.execute(
-                "SELECT memory_id, kind, from_tier, to_tier, reason, at, from_status, to_status, "
-                "detail "
-                "FROM transitions WHERE namespace = ? AND at >= ? ORDER BY at DESC, id DESC "
-                "LIMIT ?", (namespace, since.timestamp() if since else float("-inf"),
-                            max(0, int(limit)))).fetchall()
-        return [codec.transition(dict(zip(("memory_id", "kind", "from_tier", "to_tier", "reason",
-                                           "at", "from_status", "to_status", "detail"), r,
-                                          strict=True)))
-                for r in rows]
+            return sqlite_rows.recent_transitions(self.conn, namespace, limit, since)
 
     def iter_edges(self, namespace: str, *, page: int = 5000) -> Iterator[list[Relation]]:
         after: tuple[str, str, str] = ("", "", "")
         while True:
             with self._guard():
-                rows = self.conn.execute(
-                    "SELECT namespace, source_id, target_id, type, score, created_at, source "
-                    "FROM edges WHERE namespace = ? AND (source_id, target_id, type) > (?, ?, ?) "
-                    "ORDER BY source_id, target_id, type LIMIT ?",
-                    (namespace, *after, page)).fetchall()
-            if not rows:
+                edges = sqlite_rows.edge_page(self.conn, namespace, after, page)
+            if not edges:
                 return
-            after = (rows[-1][1], rows[-1][2], rows[-1][3])
-            yield [_edge(r) for r in rows]
+            last = edges[-1]
+            after = (last.source_id, last.target_id, last.type.value)
+            yield edges
 
     def namespaces(self) -> list[str]:
         with self._guard():
@@ -753,41 +480,13 @@ class SQLiteStore:
 
     def counts(self, namespace: str) -> Counts:
         with self._guard():
-            mem = self.conn.execute(
-                "SELECT tier, status, kind, count(*) FROM memories WHERE namespace = ? "
-                "GROUP BY tier, status, kind", (namespace,)).fetchall()
-            edges = self.conn.execute(
-                "SELECT type, count(*) FROM edges WHERE namespace = ? GROUP BY type",
-                (namespace,)).fetchall()
-        return Counts(
-            memories={(Tier(t), Status(s), k): n for t, s, k, n in mem},
-            edges={RelationType(t): n for t, n in edges},
-        )
+            return sqlite_rows.counts(self.conn, namespace)
 
     # graph ----------------------------------------------------------------------------------
     def edges_of(self, namespace: str, ids: Collection[str],
                  types: Collection[RelationType] | None = None) -> list[Relation]:
-        """From the table (two indexed lookups per chunk; without ANALYZE the planner scanned
-        the namespace's primary key for the targets), not a copy in memory: a million edges
-        held as objects cost ~1 GB and several seconds to load at open (ADR 0018)."""
-        out: dict[EdgeKey, Relation] = {}
-        unique = list(dict.fromkeys(ids))
-        wanted = None if types is None else {t.value for t in types}
         with self._guard(borrow=True):
-            for i in range(0, len(unique), _CHUNK):
-                chunk = unique[i:i + _CHUNK]
-                marks = _marks(len(chunk))
-                for row in self.conn.execute(
-                        f"SELECT namespace, source_id, target_id, type, score, created_at, "
-                        f"source FROM edges WHERE namespace = ? AND source_id IN ({marks}) "
-                        f"UNION ALL SELECT namespace, source_id, target_id, type, score, "
-                        f"created_at, source FROM edges INDEXED BY ix_edges_target "
-                        f"WHERE namespace = ? AND target_id IN "
-                        f"({marks})", (namespace, *chunk, namespace, *chunk)):
-                    if wanted is None or row[3] in wanted:
-                        e = _edge(row)
-                        out[e.key] = e
-        return list(out.values())
+            return sqlite_rows.edges_of(self.conn, namespace, ids, types)
 
     def neighbourhood(self, namespace: str, seeds: Collection[str], depth: int, *,
                       types: Collection[RelationType] | None = None,
@@ -833,54 +532,19 @@ class SQLiteStore:
                      tiers: Collection[Tier] | None = None,
                      statuses: Collection[Status] = (Status.ACTIVE,), newest: bool = False,
                      ) -> list[tuple[str, float]]:
-        rows = self._keyword_rows(namespace, terms, k, tiers, statuses, newest)
+        with self._guard(borrow=True):
+            rows = sqlite_rows.keyword_rows(self.conn, namespace, terms, k, tiers, statuses,
+                                            newest)
         return [(r[0], float(r[1])) for r in rows]
 
     def keyword_candidates(self, namespace: str, terms: Sequence[str], k: int, *,
                            tiers: Collection[Tier] | None = None,
                            statuses: Collection[Status] = (Status.ACTIVE,),
                            newest: bool = False) -> list[tuple[str, str, str]]:
-        rows = self._keyword_rows(namespace, terms, k, tiers, statuses, newest, ranked=False)
-        return [(r[0], r[2] or "", r[3] or "") for r in rows]
-
-    def _keyword_rows(self, namespace: str, terms: Sequence[str], k: int,
-                      tiers: Collection[Tier] | None, statuses: Collection[Status],
-                      newest: bool, ranked: bool = True) -> list[tuple[Any, ...]]:
-        """(id, score, keywords, context_keywords) of the full-text search, best first; not
-        ``ranked``: when all the matches fit in ``k``, all of them, unscored (ADR 0022)."""
-        words = _match_expr(terms)
-        if not words or k <= 0 or not statuses:
-            return []
-        expr = (f"tags : {_ns_tag(namespace)} AND tags : ("
-                + " OR ".join(f"s{s.value}" for s in statuses) + ")")
-        if tiers is not None:
-            if not tiers:
-                return []
-            expr += " AND tags : (" + " OR ".join(f"t{t.value}" for t in tiers) + ")"
-        expr += f" AND {{keywords context_keywords}} : ({words})"
-        # context weighs half, as in FalkorDB's index: the order only chooses candidates
-        # newest: the last-stored k matches in rowid order, which FTS5 walks without scoring
-        # any posting (ADR 0011); their score is 0, retrieval ranks them with its own BM25
-        if not (ranked or newest):
-            # bm25() counts every row of every phrase for its IDF, the namespace and status
-            # tags included (all of the namespace): 5 of 6 ms at 100k. Mostly the matches are
-            # fewer than k (seed_postings), and then they are the answer in any order
-            found = self._fts(_FTS_ALL, (expr, k + 1))
-            if len(found) <= k:
-                return found
-        score = "0.0" if newest else "-bm25(memory_fts, 1.0, 0.5, 0.0)"
-        sql = ("SELECT m.id, f.score, m.keywords, m.context_keywords FROM (SELECT rowid, "
-               f"{score} AS score FROM memory_fts WHERE memory_fts MATCH ? "
-               f"ORDER BY {'rowid' if newest else 'score'} DESC LIMIT ?) AS f "
-               "JOIN memories m ON m.pk = f.rowid ORDER BY f.score DESC, m.pk DESC")
-        return self._fts(sql, (expr, k))
-
-    def _fts(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         with self._guard(borrow=True):
-            try:
-                return list(self.conn.execute(sql, params).fetchall())
-            except sqlite3.Error as exc:
-                raise StoreError(f"keyword search failed: {exc}") from exc
+            rows = sqlite_rows.keyword_rows(self.conn, namespace, terms, k, tiers, statuses,
+                                            newest, ranked=False)
+        return [(r[0], r[2] or "", r[3] or "") for r in rows]
 
     def keyword_stats(self, namespace: str, terms: Sequence[str]
                       ) -> tuple[TermStats, TermStats]:

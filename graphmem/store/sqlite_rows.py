@@ -1,0 +1,308 @@
+"""The embedded store's reads: SQL over one connection, and the rows decoded into models.
+
+Plain functions of a ``sqlite3.Connection``; ``SQLiteStore`` chooses the connection and holds
+its locks around each call (``sqlite.py``), the writes are ``sqlite_writes``. Every value goes
+in as a parameter; column names come from ``codec.MEMORY_FIELDS`` and ``SORT_FIELDS`` only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Collection, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from graphmem.errors import StoreError
+from graphmem.models import EdgeSource, Memory, Relation, RelationType, Status, Tier, Transition
+from graphmem.store import codec
+from graphmem.store.base import SORT_FIELDS, Counts, EdgeKey, ListSpec
+
+COLS = ", ".join(codec.MEMORY_FIELDS)
+EMB_COLS = ", embedding, context_embedding"
+#: ids per statement (SQLite's default limit of host parameters is 32766; 500 keeps the
+#: statements small and their plans cached)
+CHUNK = 500
+#: every match of a full-text expression (up to a limit) with its fields, unscored
+_FTS_ALL = ("SELECT m.id, 0.0, m.keywords, m.context_keywords FROM (SELECT rowid FROM "
+            "memory_fts WHERE memory_fts MATCH ? LIMIT ?) AS f JOIN memories m "
+            "ON m.pk = f.rowid ORDER BY m.pk DESC")
+_TRANSITION_COLS = ("memory_id", "kind", "from_tier", "to_tier", "reason", "at", "from_status",
+                    "to_status", "detail")
+_RELATION_TYPES = {t.value: t for t in RelationType}
+_EDGE_SOURCES = {s.value: s for s in EdgeSource}
+_fromtimestamp = datetime.fromtimestamp
+
+
+def marks(n: int) -> str:
+    return ", ".join("?" * n)
+
+
+def ns_tag(namespace: str) -> str:
+    """The namespace's token in the full-text index's ``tags`` column.
+
+    Example:
+        >>> ns_tag("ops") == ns_tag("ops") != ns_tag("dev")
+        True
+    """
+    return "n" + hashlib.blake2b(namespace.encode(), digest_size=8).hexdigest()
+
+
+def tags(m: Memory) -> str:
+    return f"{ns_tag(m.namespace)} s{m.status.value} t{m.tier.value}"
+
+
+def memory(row: Sequence[Any], embeddings: bool) -> Memory:
+    """A memories row (``COLS`` then the two vector columns, or NULLs) as a ``Memory``."""
+    if not embeddings:
+        return codec.unflatten_row(row)
+    n = len(codec.MEMORY_FIELDS)
+    return codec.unflatten_row(row, embedding=codec.vector(row[n]),
+                               context_embedding=codec.vector(row[n + 1]))
+
+
+def edge(row: Sequence[Any]) -> Relation:
+    """``codec.edge`` of an edges row, with the enums and the time decoded directly: opening
+    a store decodes every edge (370k at 100k memories: 3.9 -> ~1 s)."""
+    ns, source_id, target_id, type_, score, created_at, source = row
+    return Relation(source_id, target_id, _RELATION_TYPES[type_], ns,
+                    None if score is None else float(score), _fromtimestamp(created_at, UTC),
+                    _EDGE_SOURCES[source or "explicit"])  # created_at is NOT NULL
+
+
+def select(conn: sqlite3.Connection, sql: str, params: Sequence[Any],
+           embeddings: bool) -> list[Memory]:
+    """Memories of a statement whose columns are ``{cols}``."""
+    cols = COLS + (EMB_COLS if embeddings else ", NULL, NULL")
+    return [memory(r, embeddings) for r in conn.execute(sql.format(cols=cols), params)]
+
+
+def memories_by_id(conn: sqlite3.Connection, namespace: str, ids: Sequence[str],
+                   embeddings: bool) -> dict[str, Memory]:
+    out: dict[str, Memory] = {}
+    unique = list(dict.fromkeys(ids))
+    for i in range(0, len(unique), CHUNK):
+        chunk = unique[i:i + CHUNK]
+        for m in select(conn, f"SELECT {{cols}} FROM memories WHERE namespace = ? AND id IN "
+                              f"({marks(len(chunk))})", (namespace, *chunk), embeddings):
+            out[m.id] = m
+    return out
+
+
+def keyword_fields(conn: sqlite3.Connection, namespace: str, ids: Sequence[str]
+                   ) -> dict[str, tuple[str, str]]:
+    out: dict[str, tuple[str, str]] = {}
+    unique = list(dict.fromkeys(ids))
+    for i in range(0, len(unique), CHUNK):
+        chunk = unique[i:i + CHUNK]
+        for id_, kw, ctx in conn.execute(
+                f"SELECT id, keywords, context_keywords FROM memories WHERE namespace = ? "
+                f"AND id IN ({marks(len(chunk))})", (namespace, *chunk)):
+            out[id_] = (kw or "", ctx or "")
+    return out
+
+
+def find_by_hash(conn: sqlite3.Connection, namespace: str, hashes: Collection[str]
+                 ) -> dict[str, str]:
+    out: dict[str, str] = {}
+    unique = list(set(hashes))
+    for i in range(0, len(unique), CHUNK):
+        chunk = unique[i:i + CHUNK]
+        for h, id_ in conn.execute(
+                f"SELECT content_hash, id FROM memories WHERE namespace = ? AND status = "
+                f"'active' AND content_hash IN ({marks(len(chunk))}) ORDER BY pk",
+                (namespace, *chunk)):
+            out.setdefault(h, id_)
+    return out
+
+
+def session_members(conn: sqlite3.Connection, namespace: str, session_id: str
+                    ) -> list[tuple[str, datetime]]:
+    rows = conn.execute(
+        "SELECT id, created_at FROM memories WHERE namespace = ? AND session_id = ? "
+        "ORDER BY created_at, pk", (namespace, session_id)).fetchall()
+    return [(r[0], _fromtimestamp(r[1], UTC)) for r in rows]
+
+
+def time_window(conn: sqlite3.Connection, namespace: str, anchor: Memory, *, before: int,
+                after: int, session_only: bool, statuses: Collection[Status],
+                ) -> tuple[list[Memory], list[Memory]]:
+    row = conn.execute("SELECT pk, created_at FROM memories WHERE namespace = ? AND id = ?",
+                       (namespace, anchor.id)).fetchone()
+    if row is None:
+        return [], []
+    pk, ts = row
+    where = "namespace = ?"
+    params: list[Any] = [namespace]
+    if session_only and anchor.session_id is not None:
+        where += " AND session_id = ?"
+        params.append(anchor.session_id)
+    st = [s.value for s in statuses]
+    where += f" AND status IN ({marks(len(st))})"
+    params += st
+    earlier = select(
+        conn, f"SELECT {{cols}} FROM memories WHERE {where} AND (created_at < ? OR "
+        "(created_at = ? AND pk < ?)) ORDER BY created_at DESC, pk DESC LIMIT ?",
+        (*params, ts, ts, pk, before), False) if before > 0 else []
+    later = select(
+        conn, f"SELECT {{cols}} FROM memories WHERE {where} AND (created_at > ? OR "
+        "(created_at = ? AND pk > ?)) ORDER BY created_at, pk LIMIT ?",
+        (*params, ts, ts, pk, after), False) if after > 0 else []
+    return earlier, later
+
+
+def memory_page(conn: sqlite3.Connection, namespace: str, after_pk: int, page: int,
+                embeddings: bool, statuses: Collection[Status] | None
+                ) -> tuple[int, list[Memory]]:
+    """The next ``page`` memories in pk order after ``after_pk``, and the last pk read."""
+    cols = COLS + (EMB_COLS if embeddings else ", NULL, NULL")
+    where, extra = "", []
+    if statuses is not None:
+        extra = [s.value for s in statuses]
+        where = f" AND status IN ({marks(len(extra))})"
+    rows = conn.execute(
+        f"SELECT pk, {cols} FROM memories WHERE namespace = ? AND pk > ?{where} "
+        "ORDER BY pk LIMIT ?", (namespace, after_pk, *extra, page)).fetchall()
+    return (rows[-1][0] if rows else after_pk), [memory(r[1:], embeddings) for r in rows]
+
+
+def list_page(conn: sqlite3.Connection, namespace: str, spec: ListSpec) -> list[Memory]:
+    if spec.sort not in SORT_FIELDS:
+        raise StoreError(f"cannot sort by {spec.sort!r}")
+    where: list[str] = ["namespace = ?"]
+    params: list[Any] = [namespace]
+    for column, values in (("status", spec.statuses), ("tier", spec.tiers),
+                           ("type", spec.types)):
+        if values is not None:
+            where.append(f"{column} IN ({marks(len(values))})")
+            params += [getattr(x, "value", x) for x in values]
+    for column in ("source", "session_id", "topic"):
+        if getattr(spec, column) is not None:
+            where.append(f"{column} = ?")
+            params.append(getattr(spec, column))
+    if spec.since is not None:
+        where.append("created_at >= ?")
+        params.append(spec.since.timestamp())
+    if spec.until is not None:
+        where.append("created_at < ?")
+        params.append(spec.until.timestamp())
+    key = spec.sort  # from SORT_FIELDS
+    cmp, order = ("<", "DESC") if spec.descending else (">", "ASC")
+    if spec.after is not None:
+        where.append(f"({key} {cmp} ? OR ({key} = ? AND id {cmp} ?))")
+        params += [spec.after[0], spec.after[0], spec.after[1]]
+    sql = (f"SELECT {{cols}} FROM memories WHERE {' AND '.join(where)} "
+           f"ORDER BY {key} {order}, id {order} LIMIT ?")
+    return select(conn, sql, [*params, max(0, int(spec.limit))], False)
+
+
+def transition_counts(conn: sqlite3.Connection, namespace: str, since: datetime
+                      ) -> list[tuple[str, Tier, Tier, int, int]]:
+    rows = conn.execute(
+        "SELECT kind, from_tier, to_tier, count(*), sum(at >= ?) FROM transitions "
+        "WHERE namespace = ? GROUP BY kind, from_tier, to_tier",
+        (since.timestamp(), namespace)).fetchall()
+    return [(k, Tier(a), Tier(b), int(n), int(r or 0)) for k, a, b, n, r in rows]
+
+
+def _transitions(rows: list[Any]) -> list[Transition]:
+    return [codec.transition(dict(zip(_TRANSITION_COLS, r, strict=True))) for r in rows]
+
+
+def transitions_of(conn: sqlite3.Connection, namespace: str, memory_id: str
+                   ) -> list[Transition]:
+    return _transitions(conn.execute(
+        f"SELECT {', '.join(_TRANSITION_COLS)} FROM transitions WHERE namespace = ? AND "
+        "memory_id = ? ORDER BY at, id", (namespace, memory_id)).fetchall())
+
+
+def recent_transitions(conn: sqlite3.Connection, namespace: str, limit: int,
+                       since: datetime | None) -> list[Transition]:
+    return _transitions(conn.execute(
+        f"SELECT {', '.join(_TRANSITION_COLS)} FROM transitions WHERE namespace = ? AND "
+        "at >= ? ORDER BY at DESC, id DESC LIMIT ?",
+        (namespace, since.timestamp() if since else float("-inf"),
+         max(0, int(limit)))).fetchall())
+
+
+def edge_page(conn: sqlite3.Connection, namespace: str, after: tuple[str, str, str],
+              page: int) -> list[Relation]:
+    """The next ``page`` edges in key order after ``after`` (source, target, type)."""
+    return [edge(r) for r in conn.execute(
+        "SELECT namespace, source_id, target_id, type, score, created_at, source "
+        "FROM edges WHERE namespace = ? AND (source_id, target_id, type) > (?, ?, ?) "
+        "ORDER BY source_id, target_id, type LIMIT ?", (namespace, *after, page))]
+
+
+def counts(conn: sqlite3.Connection, namespace: str) -> Counts:
+    mem = conn.execute(
+        "SELECT tier, status, kind, count(*) FROM memories WHERE namespace = ? "
+        "GROUP BY tier, status, kind", (namespace,)).fetchall()
+    edges = conn.execute(
+        "SELECT type, count(*) FROM edges WHERE namespace = ? GROUP BY type",
+        (namespace,)).fetchall()
+    return Counts(
+        memories={(Tier(t), Status(s), k): n for t, s, k, n in mem},
+        edges={RelationType(t): n for t, n in edges},
+    )
+
+
+def edges_of(conn: sqlite3.Connection, namespace: str, ids: Collection[str],
+             types: Collection[RelationType] | None) -> list[Relation]:
+    """From the table (two indexed lookups per chunk; without ANALYZE the planner scanned
+    the namespace's primary key for the targets), not a copy in memory: a million edges
+    held as objects cost ~1 GB and several seconds to load at open (ADR 0018)."""
+    out: dict[EdgeKey, Relation] = {}
+    unique = list(dict.fromkeys(ids))
+    wanted = None if types is None else {t.value for t in types}
+    for i in range(0, len(unique), CHUNK):
+        chunk = unique[i:i + CHUNK]
+        m = marks(len(chunk))
+        for row in conn.execute(
+                f"SELECT namespace, source_id, target_id, type, score, created_at, "
+                f"source FROM edges WHERE namespace = ? AND source_id IN ({m}) "
+                f"UNION ALL SELECT namespace, source_id, target_id, type, score, "
+                f"created_at, source FROM edges INDEXED BY ix_edges_target "
+                f"WHERE namespace = ? AND target_id IN ({m})",
+                (namespace, *chunk, namespace, *chunk)):
+            if wanted is None or row[3] in wanted:
+                e = edge(row)
+                out[e.key] = e
+    return list(out.values())
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def keyword_rows(conn: sqlite3.Connection, namespace: str, terms: Sequence[str], k: int,
+                 tiers: Collection[Tier] | None, statuses: Collection[Status],
+                 newest: bool, ranked: bool = True) -> list[tuple[Any, ...]]:
+    """(id, score, keywords, context_keywords) of the full-text search, best first; not
+    ``ranked``: when all the matches fit in ``k``, all of them, unscored (ADR 0022)."""
+    words = " OR ".join(_quote(t) for t in dict.fromkeys(terms) if t)
+    if not words or k <= 0 or not statuses:
+        return []
+    expr = (f"tags : {ns_tag(namespace)} AND tags : ("
+            + " OR ".join(f"s{s.value}" for s in statuses) + ")")
+    if tiers is not None:
+        if not tiers:
+            return []
+        expr += " AND tags : (" + " OR ".join(f"t{t.value}" for t in tiers) + ")"
+    expr += f" AND {{keywords context_keywords}} : ({words})"
+    # context weighs half, as in FalkorDB's index: the order only chooses candidates
+    # newest: the last-stored k matches in rowid order, which FTS5 walks without scoring
+    # any posting (ADR 0011); their score is 0, retrieval ranks them with its own BM25
+    if not (ranked or newest):
+        # bm25() counts every row of every phrase for its IDF, the namespace and status
+        # tags included (all of the namespace): 5 of 6 ms at 100k. Mostly the matches are
+        # fewer than k (seed_postings), and then they are the answer in any order
+        found = conn.execute(_FTS_ALL, (expr, k + 1)).fetchall()
+        if len(found) <= k:
+            return found
+    score = "0.0" if newest else "-bm25(memory_fts, 1.0, 0.5, 0.0)"
+    sql = ("SELECT m.id, f.score, m.keywords, m.context_keywords FROM (SELECT rowid, "
+           f"{score} AS score FROM memory_fts WHERE memory_fts MATCH ? "
+           f"ORDER BY {'rowid' if newest else 'score'} DESC LIMIT ?) AS f "
+           "JOIN memories m ON m.pk = f.rowid ORDER BY f.score DESC, m.pk DESC")
+    return conn.execute(sql, (expr, k)).fetchall()
