@@ -254,17 +254,24 @@ def edges_of(conn: sqlite3.Connection, namespace: str, ids: Collection[str],
     held as objects cost ~1 GB and several seconds to load at open (ADR 0018)."""
     out: dict[EdgeKey, Relation] = {}
     unique = list(dict.fromkeys(ids))
+    if types is not None and not types:
+        return []
+    # one wanted type is checked in the indexes (the primary key, and the target index
+    # through it) before the row's other columns are read: 0.44 -> 0.19 ms for the edges
+    # of 10 memories at 100k; an IN list made SQLite read every row again (0.71 ms)
     wanted = None if types is None else {t.value for t in types}
+    one = next(iter(wanted)) if wanted is not None and len(wanted) == 1 else None
+    typed, extra = (" AND type = ?", (one,)) if one is not None else ("", ())
     for i in range(0, len(unique), CHUNK):
         chunk = unique[i:i + CHUNK]
         m = marks(len(chunk))
         for row in conn.execute(
                 f"SELECT namespace, source_id, target_id, type, score, created_at, "
-                f"source FROM edges WHERE namespace = ? AND source_id IN ({m}) "
+                f"source FROM edges WHERE namespace = ? AND source_id IN ({m}){typed} "
                 f"UNION ALL SELECT namespace, source_id, target_id, type, score, "
                 f"created_at, source FROM edges INDEXED BY ix_edges_target "
-                f"WHERE namespace = ? AND target_id IN ({m})",
-                (namespace, *chunk, namespace, *chunk)):
+                f"WHERE namespace = ? AND target_id IN ({m}){typed}",
+                (namespace, *chunk, *extra, namespace, *chunk, *extra)):
             if wanted is None or row[3] in wanted:
                 e = edge(row)
                 out[e.key] = e

@@ -423,6 +423,24 @@ def test_keyword_fields_follow_a_rewrite_after_a_search(store: MemoryStore) -> N
     assert store.keyword_fields(NS, ["m1", "m2"]) == {"m1": ("rollback done", "deploy")}
 
 
+def test_edges_of_keeps_the_wanted_types_both_ways(store: MemoryStore) -> None:
+    """One type, several, none (nothing), or all; edges in and out of the asked ids."""
+    store.apply(WriteBatch(NS, memories=[memory(i) for i in range(4)],
+                           edges=[edge("m0", "m1"), edge("m2", "m0", RelationType.CONTRADICTS),
+                                  edge("m0", "m3", RelationType.CONTRADICTS),
+                                  edge("m3", "m0", RelationType.REFERENCES),
+                                  edge("m1", "m2", RelationType.CONTRADICTS)]))
+    contra = {e.key for e in store.edges_of(NS, ["m0"], [RelationType.CONTRADICTS])}
+    assert contra == {("m2", "m0", RelationType.CONTRADICTS),
+                      ("m0", "m3", RelationType.CONTRADICTS)}
+    two = {e.key for e in store.edges_of(NS, ["m0"], [RelationType.CAUSES,
+                                                       RelationType.REFERENCES])}
+    assert two == {("m0", "m1", RelationType.CAUSES), ("m3", "m0", RelationType.REFERENCES)}
+    assert store.edges_of(NS, ["m0"], []) == []
+    assert len(store.edges_of(NS, ["m0"])) == 4
+    assert store.edges_of(NS, ["m0"], [RelationType.SUMMARIZES]) == []
+
+
 def test_edges_neighbourhood_and_delete_cascade(store: MemoryStore) -> None:
     store.apply(WriteBatch(NS, memories=[memory(i) for i in range(6)],
                            edges=[edge("m0", "m1"), edge("m1", "m2", RelationType.REFERENCES),
