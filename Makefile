@@ -48,6 +48,7 @@ bench: $(STAMP)  ## every benchmark, then the plots (about 2 hours on 2 cores; t
 		--out bench/results/lifecycle.json
 	$(VENV)/bin/graphmem bench scale --n 10000 --out bench/results/scale-10k.json
 	$(VENV)/bin/graphmem bench scale --n 100000 --out bench/results/scale-100k-real.json
+	$(VENV)/bin/graphmem bench scale --n 1000000 --out bench/results/scale-1m-real.json
 	$(VENV)/bin/graphmem bench scale --n 10000 --embeddings random \
 		--out bench/results/scale-10k-random-sqlite.json
 	$(VENV)/bin/graphmem bench scale --n 100000 --embeddings random \

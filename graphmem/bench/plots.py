@@ -10,7 +10,7 @@ from typing import Any
 SERIES = {
     "random vectors (query not embedded)": (
         "scale-10k-random-sqlite.json", "scale-100k-random.json", "scale-1m-random.json"),
-    "MiniLM": ("scale-10k.json", "scale-100k-real.json"),
+    "MiniLM": ("scale-10k.json", "scale-100k-real.json", "scale-1m-real.json"),
 }
 
 

@@ -505,8 +505,12 @@ class VectorIndex:
                     widen: float) -> list[list[tuple[str, float]]]:
         """``topk_many`` for hits at or above ``min_score``: a few candidates per query
         (``MANY_FETCH``, widened as the filters drop rows), of which only those the codes
-        score within ``MARGIN`` of it are re-scored. When all that were asked are that close,
-        the cut may hide more: that query asks four times as many, up to ``MAX_FETCH``."""
+        score within ``MARGIN`` of it are re-scored. A candidate not asked scores at most
+        the last asked one's code score, so at most that + ``MARGIN`` exactly: a query asks
+        four times as many (up to ``MAX_FETCH``) only while such a candidate could still
+        enter its top k above ``min_score``. Near-duplicates (real text at scale) used to
+        widen every query to ``MAX_FETCH`` whenever all that it asked were near the
+        threshold, though its top k were far above the rest."""
         field = self.ann["content"]  # type: ignore[index]
         out: list[list[tuple[str, float]]] = [[] for _ in range(len(qs))]
         todo = list(range(len(qs)))
@@ -516,11 +520,15 @@ class VectorIndex:
             for i, (keys, approx) in zip(todo, field.search_many_scored(qs[todo], ask),
                                          strict=True):
                 close = approx >= min_score - MARGIN
-                if close.all() and len(keys) >= ask and ask < MAX_FETCH:
+                if not close.any():
+                    continue
+                found = self._rescore(keys[close], qs[i], k, "content", status_codes, None)
+                bound = float(approx[-1]) + MARGIN  # the best a candidate not asked can be
+                hits = [s for _, s in found if s >= min_score]
+                if len(keys) >= ask and ask < MAX_FETCH and bound >= min_score and (
+                        len(hits) < k or hits[k - 1] <= bound):
                     again.append(i)
                     continue
-                if close.any():
-                    out[i] = self._rescore(keys[close], qs[i], k, "content", status_codes,
-                                           None)
+                out[i] = found
             todo, ask = again, min(ask * 4, MAX_FETCH)
         return out

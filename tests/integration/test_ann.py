@@ -357,6 +357,47 @@ def test_a_thresholded_batch_search_widens_until_nothing_above_is_cut() -> None:
     assert len(got[0]) == 5
 
 
+def test_a_thresholded_batch_search_stops_when_its_top_k_are_clear_of_the_rest() -> None:
+    """3,000 memories all above the threshold, the query's 5 nearest far above them: the
+    first fetch holds the top 5 (no candidate it did not ask can beat them, by the codes'
+    margin), so it does not widen - it used to ask 256, 1,024 and 4,096 more (every
+    candidate asked was near the threshold), re-scoring each from the rows."""
+    from graphmem.store.pq_codes import CodeField
+    from graphmem.store.vectors import MANY_FETCH, VectorIndex
+
+    rng = np.random.default_rng(5)
+    q = uniform(1, seed=21)[0]
+
+    def around(count: int, cosine: float) -> np.ndarray:
+        noise = rng.standard_normal((count, DIM)).astype(np.float32)
+        noise -= np.outer(noise @ q, q)  # orthogonal to q
+        noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+        return (cosine * q + np.sqrt(1 - cosine ** 2) * noise).astype(np.float32)
+
+    rows = np.concatenate([around(5, 0.99), around(3000, 0.8)])
+    index = VectorIndex(DIM)
+    for i, v in enumerate(rows):
+        index.upsert(f"m{i}", v, None, Tier.MEDIUM, Status.ACTIVE, pk=i + 1)
+    codes = {"content": CodeField(DIM), "context": CodeField(DIM)}
+    for f in codes.values():
+        f.train(rows)
+    index.snapshot()
+    codes["content"].add(np.arange(1, len(rows) + 1), rows)
+    index.install(codes, candidates=10)
+    asked: list[int] = []
+    search = codes["content"].search_many_scored
+
+    def counted(queries: np.ndarray, count: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        asked.append(count)
+        return search(queries, count)
+
+    codes["content"].search_many_scored = counted  # type: ignore[method-assign]
+    got = index.topk_many(q[None, :], 5, min_score=0.75)[0]
+    assert asked == [MANY_FETCH]
+    assert [i for i, _ in got] == [i for i, _ in index.topk(q, 5, exact=True)]
+    assert {i for i, _ in got} == {f"m{i}" for i in range(5)}
+
+
 def test_the_dense_key_map_answers_as_the_dict() -> None:
     """Candidates' keys become rows through an array indexed by pk (vectorised); it must say
     what the dict says after inserts, rewrites, deletes that move the last row, a bulk load,
