@@ -222,6 +222,7 @@ class Consolidator:
         plan.candidates += len(cands)
         if not cands:
             return
+        self.core.vectors.check(ns)  # summaries are embedded beside the members' vectors
         vectors = np.stack([c.vector for c in cands])
         groups = clustering.clusters(vectors, [c.created_at for c in cands],
                                      min_cluster_size=cfg.min_cluster_size,

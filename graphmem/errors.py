@@ -26,6 +26,8 @@ HTTP status in a single handler (``http_status`` below is that mapping's source 
     │   └── ForbiddenError             403  the key may not use this namespace / needs a role
     ├── UnavailableError               503  (client) the service could not be reached
     └── ConfigError                    500  an invalid configuration
+        └── EmbeddingMismatchError     500  the namespace's vectors were made by another
+                                            embedding model (or the int8 one for the float)
 """
 
 from __future__ import annotations
@@ -264,3 +266,17 @@ class ConfigError(GraphMemError):
 
     code = "config_error"
     http_status = 500
+
+
+class EmbeddingMismatchError(ConfigError):
+    """The configured embedding model is not the one that made a namespace's vectors (another
+    model, or the int8 model where the float one wrote): its queries and writes would be
+    compared with vectors of another space. Nothing is written.
+
+    Example:
+        >>> exc = EmbeddingMismatchError("namespace 'ops' was embedded by another model")
+        >>> isinstance(exc, ConfigError), exc.code, exc.http_status
+        (True, 'embedding_mismatch', 500)
+    """
+
+    code = "embedding_mismatch"

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from graphmem.config import GraphMemConfig
 from graphmem.engine.embedding import Embedder
+from graphmem.engine.vector_guard import VectorGuard
 from graphmem.errors import NotFoundError
 from graphmem.models import Memory
 from graphmem.rules import validation as v
@@ -46,6 +47,11 @@ class Core:
     #: what waits to be written behind the caller's back (deferred access bookkeeping):
     #: maintenance and consolidation ``settle`` it before they read
     pending: list[Callable[[], None]] = field(default_factory=list, compare=False)
+    #: one embedding model per namespace: checked before its first embedding in a process
+    vectors: VectorGuard = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "vectors", VectorGuard(self.store, self.embedder))
 
     def settle(self) -> None:
         for wait in self.pending:

@@ -116,6 +116,7 @@ class Editor:
         if content is not None and content != m.content:
             m.content = v.content(content, wc)
             m.content_hash = content_hash(m.content)
+            core.vectors.check(ns)
             m.embedding = core.embedder.embed([m.content])[0]
             m.keywords = core.analyzer.index_text(
                 m.content, m.created_at if wc.date_in_keywords else None)

@@ -124,6 +124,7 @@ def import_records(core: Core, lock: AbstractContextManager[Any],
     def flush() -> None:
         todo = [m for m in pending.memories if m.embedding is None]
         if todo:
+            core.vectors.check(ns)
             for m, vec in zip(todo, core.embedder.embed([m.content for m in todo]),
                               strict=True):
                 m.embedding = vec

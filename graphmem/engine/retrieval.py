@@ -193,6 +193,7 @@ class Retriever:
         generation = self.core.generation[q.namespace]
         results = self.cache.get(q.namespace, q.key(), generation)
         if results is None:
+            self.core.vectors.check(q.namespace)  # the query must meet vectors of its model
             vec = self.cache.embedding(q.text, self.batcher.embed_one)
             with single_threaded_blas():
                 if q.strategy == "fast_first":

@@ -171,6 +171,7 @@ class Writer:
                                 f"namespace {ns!r}")
 
         if fresh:
+            self.core.vectors.check(ns)  # one model per namespace: before anything is written
             vectors = self.embedder.embed([it.spec.content for it in fresh])
             for it, vec in zip(fresh, vectors, strict=True):
                 assert it.memory is not None
