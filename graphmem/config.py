@@ -116,9 +116,14 @@ class EmbeddingConfig(_Frozen):
     cache_dir: str | None = None
     #: ONNX backend only: the transformer's weights quantised to int8 per channel (dynamic
     #: quantisation, made once from the exported float model): ~2x faster batches, vectors at
-    #: cosine ~0.99 to the float ones (ADR 0011). Do not switch it on a store holding vectors
-    #: of the other setting: queries and memories would be embedded slightly differently.
+    #: cosine ~0.99 to the float ones (ADR 0011). A store holding vectors of the other setting
+    #: refuses it (``verify_store``).
     quantize: bool = False
+    #: before a process first embeds for a namespace, one stored memory is embedded again and
+    #: must match its stored vector (cosine >= 0.999), or ``EmbeddingMismatchError`` (ADR
+    #: 0025). Off only for a store whose vectors are knowingly another model's (benchmarks
+    #: filled with random vectors)
+    verify_store: bool = True
 
 
 class WriteConfig(_Frozen):

@@ -3,6 +3,7 @@ clustered around topic centres so HDBSCAN has structure to find)."""
 
 from __future__ import annotations
 
+import hashlib
 import resource
 import tempfile
 import time
@@ -15,30 +16,54 @@ import numpy as np
 from graphmem import GraphMemory
 from graphmem.bench import synthetic
 
+_SUBJECTS = tuple(x.lower() for x in synthetic.SUBJECTS)
+_VERBS = tuple(synthetic.VERBS)
+
+
+def _topic(text: str) -> str:
+    """The first synthetic subject and the verb after it (a summary, which quotes its
+    members' sentences after a list of key phrases, has its members' topic); another text:
+    its first five words."""
+    low = text.lower()
+    hits = [(low.find(s), s) for s in _SUBJECTS if s in low]
+    if hits:
+        at, subject = min(hits)
+        rest = low[at + len(subject):]
+        verbs = [(rest.find(v), v) for v in _VERBS if v in rest]
+        if verbs:
+            return f"{subject} {min(verbs)[1]}"
+    return " ".join(text.split()[:5])
+
 
 class TopicEmbedder:
-    """Texts of one synthetic subject+object share a centre: vectors cluster by topic.
+    """Texts of one synthetic subject+object share a centre: vectors cluster by topic. A
+    function of the text (seeded by its hash), as a model is: embedding it again gives the
+    same vector (ADR 0025 compares them).
 
     Example:
         >>> e = TopicEmbedder()
-        >>> e.embed(["a", "b"]).shape
-        (2, 384)
+        >>> e.embed(["a", "b"]).shape, bool(np.array_equal(e.embed(["a"]), e.embed(["a"])))
+        ((2, 384), True)
     """
 
     dim = 384
 
     def __init__(self) -> None:
-        self.rng = np.random.default_rng(0)
         self.centres: dict[str, np.ndarray] = {}
+
+    @staticmethod
+    def _rng(text: str) -> np.random.Generator:
+        digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+        return np.random.default_rng(int.from_bytes(digest, "little"))
 
     def embed(self, texts: Any) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for i, t in enumerate(texts):
-            topic = " ".join(t.split()[:5])
+            topic = _topic(t)
             c = self.centres.get(topic)
             if c is None:
-                c = self.centres[topic] = self.rng.standard_normal(self.dim)
-            v = c + 0.35 * self.rng.standard_normal(self.dim)
+                c = self.centres[topic] = self._rng("topic:" + topic).standard_normal(self.dim)
+            v = c + 0.35 * self._rng(t).standard_normal(self.dim)
             out[i] = v / np.linalg.norm(v)
         return out
 

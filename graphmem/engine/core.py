@@ -51,7 +51,8 @@ class Core:
     vectors: VectorGuard = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "vectors", VectorGuard(self.store, self.embedder))
+        object.__setattr__(self, "vectors", VectorGuard(
+            self.store, self.embedder, enabled=self.config.embedding.verify_store))
 
     def settle(self) -> None:
         for wait in self.pending:

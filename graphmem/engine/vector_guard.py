@@ -5,8 +5,8 @@ The first write or retrieval of a namespace in a process re-embeds one stored me
 content with the embedder in use and compares it with the stored vector: the same model
 gives a cosine of 1 (ONNX Runtime against torch: > 0.99999), the int8 model against the
 float one 0.97-0.995, another model far less. Below ``SAME_MODEL`` the namespace is refused
-with ``EmbeddingMismatchError`` before anything is embedded or written. A namespace without
-stored vectors is checked again next time; one that passed is not checked again.
+with ``EmbeddingMismatchError`` before anything is embedded or written. A namespace that
+passed, or had no vectors yet (this embedder's are its first), is not checked again.
 """
 
 from __future__ import annotations
@@ -43,22 +43,25 @@ class VectorGuard:
         >>> mem.close()
     """
 
-    def __init__(self, store: MemoryStore, embedder: Embedder) -> None:
+    def __init__(self, store: MemoryStore, embedder: Embedder, *, enabled: bool = True
+                 ) -> None:
         self.store = store
         self.embedder = embedder
+        self.enabled = enabled
         self.checked: set[str] = set()
         self._lock = threading.Lock()
 
     def check(self, namespace: str) -> None:
         """Raise ``EmbeddingMismatchError`` when the namespace's vectors are another model's."""
-        if namespace in self.checked:
+        if not self.enabled or namespace in self.checked:
             return
         with self._lock:
             if namespace in self.checked:
                 return
             sample = self._sample(namespace)
-            if sample is None:
-                return  # nothing stored yet: this embedder's vectors will be the first
+            if sample is None:  # nothing stored yet: this embedder's vectors are the first
+                self.checked.add(namespace)
+                return
             content, stored = sample
             fresh = np.asarray(self.embedder.embed([content])[0], dtype=np.float32)
             norms = float(np.linalg.norm(fresh) * np.linalg.norm(stored))

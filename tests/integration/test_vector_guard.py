@@ -67,3 +67,13 @@ def test_the_int8_model_is_refused_where_the_float_one_wrote(  # type: ignore[no
     with GraphMemory.open(tmp_path, embedder=quantized) as mem, pytest.raises(
             EmbeddingMismatchError, match=r"cosine 0\.9"):
         mem.retrieve("why did the deploy fail?", namespace="ops")
+
+
+def test_the_check_can_be_turned_off_for_a_store_knowingly_mixed(tmp_path: Path) -> None:
+    from graphmem.config import EmbeddingConfig, GraphMemConfig
+
+    _written(tmp_path)
+    cfg = GraphMemConfig(embedding=EmbeddingConfig(verify_store=False))
+    with GraphMemory.open(tmp_path, embedder=RandomEmbedder(), config=cfg) as mem:
+        mem.store("a third note", namespace="ops")  # a benchmark's random-vector store
+        assert mem.stats(namespace="ops")["memories"] == 3
