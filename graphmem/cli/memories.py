@@ -256,13 +256,16 @@ def _import(mem: GraphMemory, records: Iterator[dict[str, Any]], namespace: str,
 @data_option
 @ns_option
 @click.argument("path", type=click.Path(path_type=Path, allow_dash=True), default="-")
+@click.option("--without-vectors", is_flag=True,
+              help="leave the embeddings out: an import embeds the memories again with its "
+                   "own model (to change the model or embedding.quantize)")
 @handles_errors
-def export(data: Location, namespace: str, path: Path) -> None:
+def export(data: Location, namespace: str, path: Path, without_vectors: bool) -> None:
     """Export a namespace as JSONL (memories with embeddings, then edges)."""
     with data.open() as mem:
         if str(path) == "-":
-            n = mem.export_jsonl(sys.stdout, namespace=namespace)
+            n = mem.export_jsonl(sys.stdout, namespace=namespace, vectors=not without_vectors)
         else:
             with path.open("w", encoding="utf-8") as fh:
-                n = mem.export_jsonl(fh, namespace=namespace)
+                n = mem.export_jsonl(fh, namespace=namespace, vectors=not without_vectors)
     click.echo(f"exported {n} records", err=True)

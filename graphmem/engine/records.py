@@ -92,11 +92,20 @@ def edge_from_record(rec: Mapping[str, Any], namespace: str) -> Relation:
     )
 
 
-def export_records(core: Core, ns: str) -> Iterator[dict[str, Any]]:
-    """Every memory (with embeddings and index fields) then every edge, as dicts."""
-    for page in core.store.iter_memories(ns):
+#: a memory's vectors, left out of an export meant for another embedding model
+VECTOR_FIELDS = ("embedding", "context_embedding")
+
+
+def export_records(core: Core, ns: str, *, vectors: bool = True) -> Iterator[dict[str, Any]]:
+    """Every memory (with index fields, and vectors unless ``vectors=False``) then every
+    edge, as dicts. Without vectors an import embeds the memories again with its own model."""
+    for page in core.store.iter_memories(ns, embeddings=vectors):
         for m in page:
-            yield {"record": "memory", **m.to_dict(embeddings=True)}
+            rec = {"record": "memory", **m.to_dict(embeddings=True)}
+            if not vectors:
+                for name in VECTOR_FIELDS:
+                    rec.pop(name, None)
+            yield rec
     for edges in core.store.iter_edges(ns):
         for e in edges:
             yield {"record": "edge", **e.to_dict()}
@@ -111,15 +120,23 @@ def write_jsonl(out: IO[str], records: Iterable[Mapping[str, Any]]) -> int:
     return n
 
 
+#: recomputes the context fields of ``records`` from their session predecessors
+#: (``Writer.refresh_context``)
+ContextRefresh = Callable[[str, dict[str, Memory], dict[str, str | None]], None]
+
+
 def import_records(core: Core, lock: AbstractContextManager[Any],
                    records: Iterable[Mapping[str, Any]], ns: str, *, batch_size: int,
-                   progress: Callable[[int], None] | None = None) -> tuple[int, int]:
+                   progress: Callable[[int], None] | None = None,
+                   refresh: ContextRefresh | None = None) -> tuple[int, int]:
     """Write exported records as they are (ids, times, embeddings, edges), batch by batch,
-    each batch atomic; records without an embedding are embedded (outside the lock).
-    A record that does not validate stops the import with its line number. Returns
-    (memories, edges) written."""
+    each batch atomic; records without an embedding are embedded (outside the lock), and
+    when they have no context vector either, ``refresh`` gives them one from their session
+    predecessor once every record is in. A record that does not validate stops the import
+    with its line number. Returns (memories, edges) written."""
     counts = [0, 0]
     pending = WriteBatch(ns)
+    no_context: list[str] = []
 
     def flush() -> None:
         todo = [m for m in pending.memories if m.embedding is None]
@@ -128,6 +145,8 @@ def import_records(core: Core, lock: AbstractContextManager[Any],
             for m, vec in zip(todo, core.embedder.embed([m.content for m in todo]),
                               strict=True):
                 m.embedding = vec
+            no_context.extend(m.id for m in todo
+                              if m.context_embedding is None and m.session_id is not None)
         with lock:
             ids = {m.id for m in pending.memories}
             for e in pending.edges:
@@ -158,8 +177,27 @@ def import_records(core: Core, lock: AbstractContextManager[Any],
             flush()
     if pending:
         flush()
+    if refresh is not None:
+        for i in range(0, len(no_context), batch_size):
+            _refresh_contexts(core, lock, ns, no_context[i:i + batch_size], refresh)
     return counts[0], counts[1]
 
 
-__all__ = ["RelationType", "edge_from_record", "export_records", "import_records",
+def _refresh_contexts(core: Core, lock: AbstractContextManager[Any], ns: str,
+                      ids: list[str], refresh: ContextRefresh) -> None:
+    """Context fields of imported memories that came without vectors, as a write makes them:
+    from each one's predecessor in its session (one atomic batch)."""
+    with lock:
+        found = core.store.get_memories(ns, ids, embeddings=True)
+        predecessor: dict[str, str | None] = {}
+        for sid in {m.session_id for m in found.values() if m.session_id is not None}:
+            order = [mid for mid, _ in core.store.session_members(ns, sid)]
+            predecessor.update({mid: (order[i - 1] if i else None)
+                                for i, mid in enumerate(order) if mid in found})
+        records = {mid: found[mid] for mid in predecessor}
+        refresh(ns, records, predecessor)
+        core.apply(WriteBatch(ns, memories=list(records.values())))
+
+
+__all__ = ["VECTOR_FIELDS", "RelationType", "edge_from_record", "export_records", "import_records",
            "memory_from_record"]

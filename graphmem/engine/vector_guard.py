@@ -73,8 +73,9 @@ class VectorGuard:
                     f"namespace {namespace!r} holds vectors of another embedding model "
                     f"(a stored memory embedded again: cosine {cosine:.4f}, the same model "
                     f"gives 1.0): open it with the model (and embedding.quantize setting) "
-                    f"that wrote it, or embed it again: export it, drop the records' "
-                    f"embedding fields and import it with this model")
+                    f"that wrote it, or embed it again with this one: `graphmem export "
+                    f"--without-vectors`, then `graphmem import` into a new store or an "
+                    f"empty namespace")
             self.checked.add(namespace)
 
     def _sample(self, namespace: str) -> tuple[str, np.ndarray] | None:

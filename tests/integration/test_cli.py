@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytestmark = pytest.mark.model
@@ -65,6 +66,21 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
     again = gm("export", "--data", copy, "-n", "ops").stdout
     assert again == export.read_text()  # every memory and edge, exactly
     assert len(again.splitlines()) == 4 + sum(stats["edges"].values())
+
+    # without vectors (to change the model): the import embeds them again, here the same model
+    bare = gm("export", "--data", data, "-n", "ops", "--without-vectors").stdout
+    assert '"embedding"' not in bare and '"context_embedding"' not in bare
+    third = str(tmp_path / "third")
+    gm("import", "--data", third, "--create", "-n", "ops", "-", stdin=bare)
+    old = {r["id"]: r for r in map(json.loads, export.read_text().splitlines()) if "id" in r}
+    for r in map(json.loads, gm("export", "--data", third, "-n", "ops").stdout.splitlines()):
+        if "id" in r:
+            for name in ("embedding", "context_embedding"):
+                if old[r["id"]][name] is None:
+                    assert r[name] is None
+                else:
+                    a, b = np.array(old[r["id"]][name]), np.array(r[name])
+                    assert float(a @ b) > 0.9999, name
 
 
 def test_cli_errors_are_one_line_and_non_zero(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from graphmem import GraphMemory
@@ -77,3 +78,46 @@ def test_the_check_can_be_turned_off_for_a_store_knowingly_mixed(tmp_path: Path)
     with GraphMemory.open(tmp_path, embedder=RandomEmbedder(), config=cfg) as mem:
         mem.store("a third note", namespace="ops")  # a benchmark's random-vector store
         assert mem.stats(namespace="ops")["memories"] == 3
+
+
+def test_a_namespace_moves_to_another_model_by_an_export_without_vectors(
+        tmp_path: Path) -> None:
+    """The way out the error names: export without vectors, import with the new model; the
+    memories get the new model's vectors and context vectors made from their session
+    predecessors as a write makes them, and the new namespace passes the check."""
+    import io
+    import json
+
+    from graphmem.engine.writes import mean_vector
+
+    with GraphMemory.open(tmp_path / "old", embedder=FakeEmbedder()) as mem:
+        mem.store_many([{"content": f"step {i} of the migration", "session_id": "s1",
+                         "created_at": f"2026-01-01T10:0{i}:00+00:00"} for i in range(3)]
+                       + [{"content": "a note without a session"}], namespace="ops")
+        out = io.StringIO()
+        mem.export_jsonl(out, namespace="ops", vectors=False)
+        before = {m.id: m for page in mem.core.store.iter_memories("ops") for m in page}
+    lines = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert lines and not any("embedding" in x or "context_embedding" in x for x in lines)
+
+    new = RandomEmbedder()
+    with GraphMemory.open(tmp_path / "new", embedder=new) as mem:
+        assert mem.import_records(lines, namespace="ops", batch_size=2) == (
+            4, sum(x["record"] == "edge" for x in lines))
+        after = {m.id: m for page in mem.core.store.iter_memories("ops") for m in page}
+        assert after.keys() == before.keys()
+        order = [mid for mid, _ in mem.core.store.session_members("ops", "s1")]
+        for i, mid in enumerate(order):
+            m = after[mid]
+            assert m.embedding is not None
+            assert np.allclose(m.embedding, new.embed([m.content])[0], atol=1e-6)
+            if i == 0:
+                assert m.context_embedding is None
+            else:
+                prev = after[order[i - 1]].embedding
+                assert prev is not None
+                want = mean_vector(prev, m.embedding)
+                assert m.context_embedding is not None
+                assert np.allclose(m.context_embedding, want, atol=1e-6)
+            assert m.context_keywords == before[mid].context_keywords
+        assert mem.retrieve("step 2 of the migration", namespace="ops")
