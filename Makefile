@@ -41,7 +41,7 @@ test-all: $(STAMP) $(NPM_STAMP) lint
 
 LOCOMO ?= ../shared/data/locomo
 
-bench: $(STAMP)  ## every benchmark, then the plots (about 2 hours on 2 cores; the 1M run ~35 min)
+bench: $(STAMP)  ## every benchmark, then the plots (about 4 hours on 2 cores; 1M MiniLM 1.5-2 h of it)
 	$(VENV)/bin/graphmem bench locomo --data $(LOCOMO) --out bench/results/locomo.json
 	$(VENV)/bin/graphmem bench locomo --data $(LOCOMO) --ann --out bench/results/locomo-ann.json
 	$(VENV)/bin/graphmem bench lifecycle --data $(LOCOMO) --convs 26,30 \
