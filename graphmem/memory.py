@@ -313,8 +313,7 @@ class GraphMemory(AgentMethods):
 
     # -- export / import ------------------------------------------------------------------
     def export_records(self, *, namespace: str, vectors: bool = True) -> Iterator[dict[str, Any]]:
-        """Every memory (with index fields, and its vectors unless ``vectors=False``: for an
-        import that embeds them with another model) then every edge, as dicts."""
+        """Memories (vectors unless ``vectors=False``: for another model) then edges."""
         return _records.export_records(self.core, v.namespace(namespace), vectors=vectors)
 
     def export_jsonl(self, out: IO[str], *, namespace: str, vectors: bool = True) -> int:
@@ -325,15 +324,11 @@ class GraphMemory(AgentMethods):
     def import_records(self, records: Iterable[Mapping[str, Any]], *, namespace: str,
                        batch_size: int = 1000,
                        progress: Callable[[int], None] | None = None) -> tuple[int, int]:
-        """Write exported records as they are (ids, times, embeddings, edges), batch by batch.
-
-        Records without an embedding are embedded, and their context vectors made from their
-        session predecessors as a write makes them. Returns (memories, edges) written.
-        """
+        """Write exported records as they are (ids, times, embeddings, edges), batch by batch;
+        records without vectors are embedded as writes are. Returns (memories, edges)."""
         return _records.import_records(self.core, self._write_lock, records,
                                        v.namespace(namespace), batch_size=batch_size,
-                                       progress=progress,
-                                       refresh=self._writer.refresh_context)
+                                       progress=progress, refresh=self._writer.refresh_context)
 
     def _consolidator(self, progress: Callable[[str, int, int], None] | None = None) -> Any:
         from graphmem.consolidation import Consolidator  # scikit-learn: loaded when used
