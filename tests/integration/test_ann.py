@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -319,18 +320,12 @@ def test_install_replays_every_write_made_since_the_snapshot() -> None:
     assert "m10" not in {i for i, _ in index.topk(v[10], 5)}
 
 
-def test_a_thresholded_batch_search_widens_until_nothing_above_is_cut() -> None:
-    """SIMILAR_TO's search re-scores only candidates the codes put near its threshold, from
-    a first fetch of 64; with 300 near-duplicates all of those are near it, so the cut may
-    hide better ones: it widens until it does not, and answers as the exact scan."""
+def _coded_index(rows: np.ndarray) -> tuple[Any, list[int]]:
+    """An index of ``rows`` (m0, m1, ...) served by product codes re-scoring 10 candidates,
+    and the list of candidate counts its batched searches ask the codes for."""
     from graphmem.store.pq_codes import CodeField
-    from graphmem.store.vectors import MANY_FETCH, VectorIndex
+    from graphmem.store.vectors import VectorIndex
 
-    rng = np.random.default_rng(11)
-    base = clustered(1)[0]
-    near = base + 0.2 * rng.standard_normal((300, DIM)).astype(np.float32) / np.sqrt(DIM)
-    rows = np.concatenate([near / np.linalg.norm(near, axis=1, keepdims=True),
-                           clustered(400, seed=12)])
     index = VectorIndex(DIM)
     for i, v in enumerate(rows):
         index.upsert(f"m{i}", v, None, Tier.MEDIUM, Status.ACTIVE, pk=i + 1)
@@ -348,6 +343,21 @@ def test_a_thresholded_batch_search_widens_until_nothing_above_is_cut() -> None:
         return search(queries, count)
 
     codes["content"].search_many_scored = counted  # type: ignore[method-assign]
+    return index, asked
+
+
+def test_a_thresholded_batch_search_widens_until_nothing_above_is_cut() -> None:
+    """SIMILAR_TO's search re-scores only candidates the codes put near its threshold, from
+    a first fetch of 64; with 300 near-duplicates all of those are near it, so the cut may
+    hide better ones: it widens until it does not, and answers as the exact scan."""
+    from graphmem.store.vectors import MANY_FETCH
+
+    rng = np.random.default_rng(11)
+    base = clustered(1)[0]
+    near = base + 0.2 * rng.standard_normal((300, DIM)).astype(np.float32) / np.sqrt(DIM)
+    rows = np.concatenate([near / np.linalg.norm(near, axis=1, keepdims=True),
+                           clustered(400, seed=12)])
+    index, asked = _coded_index(rows)
     queries = np.stack([base, rows[350]])
     got = index.topk_many(queries, 5, min_score=0.9)
     assert asked[0] == MANY_FETCH and max(asked) > MANY_FETCH  # it widened
@@ -362,8 +372,7 @@ def test_a_thresholded_batch_search_stops_when_its_top_k_are_clear_of_the_rest()
     first fetch holds the top 5 (no candidate it did not ask can beat them, by the codes'
     margin), so it does not widen - it used to ask 256, 1,024 and 4,096 more (every
     candidate asked was near the threshold), re-scoring each from the rows."""
-    from graphmem.store.pq_codes import CodeField
-    from graphmem.store.vectors import MANY_FETCH, VectorIndex
+    from graphmem.store.vectors import MANY_FETCH
 
     rng = np.random.default_rng(5)
     q = uniform(1, seed=21)[0]
@@ -375,23 +384,7 @@ def test_a_thresholded_batch_search_stops_when_its_top_k_are_clear_of_the_rest()
         return (cosine * q + np.sqrt(1 - cosine ** 2) * noise).astype(np.float32)
 
     rows = np.concatenate([around(5, 0.99), around(3000, 0.8)])
-    index = VectorIndex(DIM)
-    for i, v in enumerate(rows):
-        index.upsert(f"m{i}", v, None, Tier.MEDIUM, Status.ACTIVE, pk=i + 1)
-    codes = {"content": CodeField(DIM), "context": CodeField(DIM)}
-    for f in codes.values():
-        f.train(rows)
-    index.snapshot()
-    codes["content"].add(np.arange(1, len(rows) + 1), rows)
-    index.install(codes, candidates=10)
-    asked: list[int] = []
-    search = codes["content"].search_many_scored
-
-    def counted(queries: np.ndarray, count: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        asked.append(count)
-        return search(queries, count)
-
-    codes["content"].search_many_scored = counted  # type: ignore[method-assign]
+    index, asked = _coded_index(rows)
     got = index.topk_many(q[None, :], 5, min_score=0.75)[0]
     assert asked == [MANY_FETCH]
     assert [i for i, _ in got] == [i for i, _ in index.topk(q, 5, exact=True)]
