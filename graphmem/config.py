@@ -289,6 +289,10 @@ class StoreConfig(_Frozen):
     #: memory-mapped files under ``<data>/vectors`` (opened without reading them, pages the
     #: kernel can reclaim); 0 = always in the process's memory (ADR 0020)
     mapped_rows_min: int = Field(default=20_000, ge=0)
+    #: a mapped namespace with product codes also keeps one byte per dimension of its rows
+    #: in memory (384 MB a field at 1M), filled in the background, and re-scores from it
+    #: instead of reading float32 rows (ADR 0026)
+    compact_rows: bool = True
 
 
 class ConsolidationConfig(_Frozen):

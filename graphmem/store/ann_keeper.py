@@ -39,6 +39,7 @@ _CHECK = 64  # probes of the self-check
 _SAMPLE = 16  # rows whose own key the loaded codes must find
 _CHUNK = 100_000  # rows added per call while building (a close stops between chunks)
 _STALE_SHARE = 0.25  # stale codes past this share of the rows: rebuild
+_FILL_CHUNK = 16_384  # rows encoded into the resident copies per turn of the lock
 FIELDS = ("content", "context")
 #: sidecars of another index (the HNSW graphs before ADR 0019) and their verdicts are ignored
 FORMAT = "faiss-pq-fastscan-1"
@@ -109,6 +110,7 @@ class AnnKeeper:
                 index.install(codes, candidates)
                 index.changed = False
                 self.state[ns] = "loaded"
+                self.start_fill(ns, index, lock)
             else:
                 self.start_build(ns, index, lock)
 
@@ -227,6 +229,52 @@ class AnnKeeper:
             self.state[ns] = "built"
         log.info("product codes built for a namespace of %d vectors (%d candidates)",
                  len(pks), candidates)
+        self._fill(index, lock)
+
+    # resident copies ------------------------------------------------------------------------
+    def start_fill(self, ns: str, index: VectorIndex, lock: Any) -> None:
+        """Fill the int8 copies of a mapped namespace whose codes serve (ADR 0026): in a
+        background thread, the float32 rows answering meanwhile."""
+        if not self._fills(index):
+            return
+        if not self.config.ann_build_in_background:
+            self._fill(index, lock)
+            return
+        thread = threading.Thread(target=self._fill, args=(index, lock),
+                                  name=f"graphmem-compact-{len(self._threads)}", daemon=True)
+        self._threads[ns] = thread
+        thread.start()
+
+    def _fills(self, index: VectorIndex) -> bool:
+        return self.config.compact_rows and index.mapped and index.compact is None
+
+    def _fill(self, index: VectorIndex, lock: Any) -> None:
+        if not self._fills(index):
+            return
+        try:
+            steps = index.compact_steps()
+            with lock:
+                if index.ann is None:
+                    return
+                index.begin_compact(steps)
+                compact, n = index.compact, len(index)
+            assert compact is not None
+            for start in range(0, n, _FILL_CHUNK):
+                if self._stop.is_set():
+                    return  # kept in step by writes, never ready: the float32 rows answer
+                encoded = index.compact_chunk(compact, start, min(start + _FILL_CHUNK, n))
+                with lock:
+                    if index.compact is not compact:
+                        return  # dropped meanwhile (the codes were)
+                    compact.store(start, encoded)
+            with lock:
+                if index.compact is compact:
+                    compact.ready = True
+            log.info("resident int8 copies of %d rows ready (%d MB)", n, compact.nbytes >> 20)
+        except Exception:  # the float32 rows keep answering
+            log.exception("filling the resident copies failed: the float32 rows answer")
+            with lock:
+                index.compact = None
 
     def _read_verdict(self, ns: str) -> None:
         try:

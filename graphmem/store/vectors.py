@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from graphmem.models import TIER_ORDER, Status, Tier
+from graphmem.store.compact_rows import SAMPLE, CompactRows, steps_for
 from graphmem.store.pq_codes import CodeField
 from graphmem.store.row_files import release
 
@@ -32,6 +33,8 @@ CANDIDATES = 1000
 #: and re-scores those whose code score is within ``MARGIN`` of it (the codes' error on a
 #: 384-d unit vector: ~0.02); when every candidate asked is that close, more are asked
 MANY_FETCH, MARGIN = 64, 0.1
+#: the first this many of an answer are exact when the int8 copies score it (``_top``)
+REFINE = 10
 #: a namespace of at least this many rows searches its two fields at once (faiss and BLAS
 #: release the GIL); below it a thread hand-off costs more than the second search
 PARALLEL_MIN = 20_000
@@ -103,6 +106,8 @@ class VectorIndex:
         #: a write changed the vectors since the codes were loaded or saved
         self.changed = False
         self._touched = 0  # rows read from mapped matrices since they were last released
+        #: resident int8 copies of a mapped index's rows (``compact_rows``), once begun
+        self.compact: CompactRows | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -160,6 +165,8 @@ class VectorIndex:
             grown = np.zeros(new_cap, dtype=old.dtype)
             grown[:cap] = old
             setattr(self, name, grown)
+        if self.compact is not None:
+            self.compact.grow(new_cap)
 
     def map_rows(self, alloc: Allocator) -> None:
         """Move the two matrices to ``alloc``'s (files): the rows are copied once."""
@@ -219,6 +226,9 @@ class VectorIndex:
             self._has_context[row] = True
         else:
             self._has_context[row] = False
+        if self.compact is not None:
+            self.compact.put(row, "content", self._content[row])
+            self.compact.put(row, "context", self._context[row])
         self._tier[row] = TIER_CODE[tier]
         self._status[row] = STATUS_CODE[status]
         self._states[self._tier[row], self._status[row]] += 1
@@ -240,6 +250,9 @@ class VectorIndex:
         self._tier[rows] = tiers
         self._status[rows] = statuses
         self._pk[rows] = pks
+        if self.compact is not None:
+            self.compact.put(rows, "content", content)
+            self.compact.put(rows, "context", context)
         np.add.at(self._states, (np.asarray(tiers, dtype=np.intp),
                                  np.asarray(statuses, dtype=np.intp)), 1)
         self.ids.extend(ids)
@@ -273,6 +286,9 @@ class VectorIndex:
             for arr in (self._content, self._context, self._has_context, self._tier,
                         self._status, self._pk):
                 arr[row] = arr[last]
+            if self.compact is not None:  # from the float32 row: the fill may not have
+                self.compact.put(row, "content", self._content[row])  # reached ``last``
+                self.compact.put(row, "context", self._context[row])
             self.ids[row] = moved
             self.row_of[moved] = row
             self.row_of_pk[int(self._pk[row])] = row
@@ -314,7 +330,58 @@ class VectorIndex:
             self._ann_put(pk, self.row_of_pk.get(pk))
 
     def drop_ann(self) -> None:
-        self.ann, self.pending = None, None
+        self.ann, self.pending, self.compact = None, None, None
+
+    # resident int8 copies (``compact_rows``; filled by the keeper) --------------------------
+    def compact_steps(self) -> dict[str, np.ndarray]:
+        """Steps of the copies from up to ``SAMPLE`` rows of each field, read without the
+        store's lock (a row torn by a concurrent write moves a step by little)."""
+        n = len(self.ids)
+        take = slice(0, min(n, SAMPLE))
+        has = self._has_context[take]
+        context = self._context[take][has] if has.any() else self._content[take]
+        return {"content": steps_for(self._content[take]), "context": steps_for(context)}
+
+    def begin_compact(self, steps: dict[str, np.ndarray]) -> None:
+        """Under the store's lock: empty copies, kept in step by writes from now on."""
+        self.compact = CompactRows(self.dim, self._content.shape[0], steps)
+
+    def compact_chunk(self, compact: CompactRows, start: int, end: int
+                      ) -> dict[str, np.ndarray]:
+        """Rows ``start..end`` of both fields encoded, read without the lock (``store`` keeps
+        only the rows no write touched meanwhile); a mapped index's pages are let go."""
+        content, context = self._content, self._context  # a concurrent grow swaps these
+        out = {"content": compact.encode("content", content[start:end]),
+               "context": compact.encode("context", context[start:end])}
+        if self.mapped:
+            release(content)
+            release(context)
+        return out
+
+    def _top(self, field: str, rows: np.ndarray, q: np.ndarray, k: int,
+             approx: np.ndarray | None = None) -> list[tuple[str, float]]:
+        """The top k of ``rows``: by the int8 copies once filled, with every row that could
+        be among the first ``REFINE`` (its score within the copies' error of the
+        ``REFINE``-th) re-scored with its float32 row; else by the float32 rows."""
+        compact = self.compact
+        if compact is None or not compact.ready:
+            return self._best(rows, self._scores(field, rows, q, exact=True), k)
+        scores = compact.scores(field, rows, q) if approx is None else approx
+        m = min(REFINE, k, rows.size)
+        bar = float(np.partition(scores, scores.size - m)[scores.size - m])
+        near = np.flatnonzero(scores >= bar - 2 * compact.error(field, q))
+        scores[near] = self._scores(field, rows[near], q, exact=True)
+        return self._best(rows, scores, k)
+
+    def _scores(self, field: str, rows: np.ndarray, q: np.ndarray,
+                exact: bool = False) -> np.ndarray:
+        """Inner products of ``q`` with ``rows`` of a field: from the resident int8 copies
+        once filled (no float32 row read), else (or ``exact``) the float32 rows."""
+        compact = self.compact
+        if compact is not None and compact.ready and not exact:
+            return compact.scores(field, rows, q)
+        self._touch(rows.size)
+        return (self._content if field == "content" else self._context)[rows] @ q
 
     def stale(self) -> int:
         """Codes that no longer stand for a row (deleted, or re-embedded since)."""
@@ -355,15 +422,15 @@ class VectorIndex:
             return {}
         # one gather and product per field (a row at a time cost ~7 us per memory)
         rows = np.fromiter((row for _, row in found), dtype=np.int64, count=len(found))
-        content = (self._content[rows] @ q).tolist()
+        content = self._scores("content", rows, q).tolist()
         has = self._has_context[rows]
         context: list[float | None] = [None] * len(found)
         if has.any():
             with_ctx = np.flatnonzero(has)
-            for j, score in zip(with_ctx.tolist(), (self._context[rows[with_ctx]] @ q).tolist(),
+            for j, score in zip(with_ctx.tolist(),
+                                self._scores("context", rows[with_ctx], q).tolist(),
                                 strict=True):
                 context[j] = score
-        self._touch(2 * len(found))
         return {id_: (content[j], context[j]) for j, (id_, _) in enumerate(found)}
 
     # top-k ----------------------------------------------------------------------------------
@@ -418,11 +485,16 @@ class VectorIndex:
         candidates = np.flatnonzero(mask)
         if candidates.size == 0:
             return []
-        # few allowed rows: score those alone (a gather), not the whole matrix
-        sub = (matrix[candidates] @ q if candidates.size * 4 < n
-               else (matrix[:n] @ q)[candidates])
-        self._touch(candidates.size if candidates.size * 4 < n else n)
-        return self._best(candidates, sub, k)
+        # few allowed rows: score those alone (a gather), not the whole matrix; ``exact``
+        # (a reference for recall) scores the float32 rows, not the int8 copies
+        if candidates.size * 4 < n:
+            return (self._best(candidates, self._scores(field, candidates, q, exact=True), k)
+                    if exact else self._top(field, candidates, q, k))
+        compact = self.compact
+        if compact is not None and compact.ready and not exact:
+            return self._top(field, candidates, q, k, compact.scan(field, n, q)[candidates])
+        self._touch(n)
+        return self._best(candidates, (matrix[:n] @ q)[candidates], k)
 
     def topk_fields(self, query: np.ndarray, k: int, *, tiers: Collection[Tier] | None = None,
                     statuses: Collection[Status] = (Status.ACTIVE,), parallel: bool = True,
@@ -464,9 +536,7 @@ class VectorIndex:
         rows = rows[keep]
         if rows.size == 0:
             return []
-        matrix = self._content if field == "content" else self._context
-        self._touch(rows.size)
-        return self._best(rows, matrix[rows] @ q, k)
+        return self._top(field, rows, q, k)
 
     def topk_many(self, queries: np.ndarray, k: int, *,
                   statuses: Collection[Status] = (Status.ACTIVE,),
