@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 
 from graphmem.config import StoreConfig
+from graphmem.store.asked_queries import learn, recall_at, reference
+from graphmem.store.compact_rows import encode_chunk, steps_of
 from graphmem.store.pq_codes import CodeField
 from graphmem.store.vectors import MAX_FETCH, VectorIndex
 
@@ -137,6 +139,7 @@ class AnnKeeper:
             log.warning("saved product codes disagree with the database: rebuilding")
             return None
         self.trained_on[ns] = int(side.get("trained_on", len(index)))
+        index.learned = min(int(side.get("learned", 0)), MAX_FETCH)
         return codes, candidates
 
     @staticmethod
@@ -231,6 +234,52 @@ class AnnKeeper:
                  len(pks), candidates)
         self._fill(index, lock)
 
+    # questions ------------------------------------------------------------------------------
+    def after_query(self, ns: str, index: VectorIndex, query: np.ndarray, lock: Any) -> None:
+        """Record a question asked of the codes; when a check is due (``asked_queries``),
+        check the candidates against the recorded questions in a background thread."""
+        asked = index.asked
+        if index.ann is None or asked is None or not asked.add(query):
+            return
+        if not self.config.ann_build_in_background:  # reads only: inside the caller's read
+            self.check_asked(index, lock)
+            return
+        key = ns + "#asked"
+        running = self._threads.get(key)
+        if running is not None and running.is_alive():
+            return
+        thread = threading.Thread(target=self.check_asked, args=(index, lock),
+                                  name=f"graphmem-asked-{len(self._threads)}", daemon=True)
+        self._threads[key] = thread
+        thread.start()
+
+    def check_asked(self, index: VectorIndex, lock: Any) -> None:
+        """Raise the candidates until the codes' answers hold ``ann_min_recall`` of the
+        recorded questions' exact top-10 (ADR 0027). Under a read of the store's lock: the
+        reference scan of every row holds writes back once (~1 s at 1M), each answer briefly."""
+        def answer(q: np.ndarray, count: int) -> list[str]:
+            with lock.read():
+                return [i for i, _ in index.topk(q, 10, candidate_count=count)]
+
+        try:
+            asked = index.asked
+            if asked is None or index.ann is None:
+                return
+            queries = asked.take()
+            with lock.read():
+                exact = reference(index, queries)
+            start = index.candidates
+            count, got = learn(queries, exact, answer, start, MAX_FETCH,
+                               self.config.ann_min_recall)
+            if count > index.candidates:
+                index.learned = index.candidates = count
+                index.changed = True
+                log.info("product codes: %d candidates for the questions asked (recall %.3f; "
+                         "%d held %.3f)", count, got, start,
+                         recall_at(queries, exact, answer, start))
+        except Exception:  # the candidates stay as they were
+            log.exception("checking the codes against the questions asked failed")
+
     # resident copies ------------------------------------------------------------------------
     def start_fill(self, ns: str, index: VectorIndex, lock: Any) -> None:
         """Fill the int8 copies of a mapped namespace whose codes serve (ADR 0026): in a
@@ -252,7 +301,7 @@ class AnnKeeper:
         if not self._fills(index):
             return
         try:
-            steps = index.compact_steps()
+            steps = steps_of(index)
             with lock:
                 if index.ann is None:
                     return
@@ -262,7 +311,7 @@ class AnnKeeper:
             for start in range(0, n, _FILL_CHUNK):
                 if self._stop.is_set():
                     return  # kept in step by writes, never ready: the float32 rows answer
-                encoded = index.compact_chunk(compact, start, min(start + _FILL_CHUNK, n))
+                encoded = encode_chunk(index, compact, start, min(start + _FILL_CHUNK, n))
                 with lock:
                     if index.compact is not compact:
                         return  # dropped meanwhile (the codes were)
@@ -330,7 +379,7 @@ class AnnKeeper:
                     "dim": self.dim,
                     "vectors": len(index), "contexts": index.context_count(),
                     "codes": [len(index.ann[f]) for f in FIELDS],
-                    "candidates": index.candidates,
+                    "candidates": index.candidates, "learned": index.learned,
                     "trained_on": self.trained_on.get(ns, len(index))}))
                 os.chmod(tmp, 0o600)
                 os.replace(tmp, side_path)  # last: the codes before it are whole

@@ -25,7 +25,14 @@ fill ends, the float32 rows answer.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+from graphmem.store.row_files import release
+
+if TYPE_CHECKING:
+    from graphmem.store.vectors import VectorIndex
 
 FIELDS = ("content", "context")
 #: rows of a field whose largest values set the steps
@@ -128,3 +135,26 @@ class CompactRows:
             block = self.codes[field][start:min(start + 65_536, n)]
             out[start:start + len(block)] = block.astype(np.float32) @ scaled
         return out
+
+
+# the fill (``AnnKeeper``) -------------------------------------------------------------------
+def steps_of(index: VectorIndex) -> dict[str, np.ndarray]:
+    """Steps for an index's copies from up to ``SAMPLE`` rows of each field, read without the
+    store's lock (a row torn by a concurrent write moves a step by little)."""
+    arrays = index.arrays()
+    take = slice(0, min(len(index), SAMPLE))
+    content, has = arrays["content"][take], arrays["has_context"][take]
+    context = arrays["context"][take][has] if has.any() else content
+    return {"content": steps_for(content), "context": steps_for(context)}
+
+
+def encode_chunk(index: VectorIndex, compact: CompactRows, start: int, end: int
+                 ) -> dict[str, np.ndarray]:
+    """Rows ``start..end`` of both fields encoded, read without the lock (``store`` keeps
+    only the rows no write touched meanwhile); a mapped index's pages are let go."""
+    arrays = index.arrays()  # a concurrent grow swaps the matrices: these stay readable
+    out = {f: compact.encode(f, arrays[f][start:end]) for f in FIELDS}
+    if index.mapped:
+        for f in FIELDS:
+            release(arrays[f])
+    return out

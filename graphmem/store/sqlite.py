@@ -503,7 +503,10 @@ class SQLiteStore:
             index = self._vectors.get(namespace)
             if index is None:
                 return []
-            return index.topk(vector, k, field=field, tiers=tiers, statuses=statuses)
+            found = index.topk(vector, k, field=field, tiers=tiers, statuses=statuses)
+            if field == "content":
+                self._ann.after_query(namespace, index, vector, self._lock)
+            return found
 
     def vector_topk_fields(self, namespace: str, vector: np.ndarray, k: int, *,
                            tiers: Collection[Tier] | None = None,
@@ -515,8 +518,10 @@ class SQLiteStore:
                 return [], []
             # alone, a query searches the second field in another thread; among concurrent
             # queries the cores are busy already
-            return index.topk_fields(vector, k, tiers=tiers, statuses=statuses,
-                                     parallel=self._lock.readers <= 1)
+            found = index.topk_fields(vector, k, tiers=tiers, statuses=statuses,
+                                      parallel=self._lock.readers <= 1)
+            self._ann.after_query(namespace, index, vector, self._lock)
+            return found
 
     def vector_topk_many(self, namespace: str, vectors: np.ndarray, k: int, *,
                          statuses: Collection[Status] = (Status.ACTIVE,),

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from graphmem.models import TIER_ORDER, Status, Tier
-from graphmem.store.compact_rows import SAMPLE, CompactRows, steps_for
+from graphmem.store.asked_queries import AskedQueries
+from graphmem.store.compact_rows import CompactRows
 from graphmem.store.pq_codes import CodeField
 from graphmem.store.row_files import release
 
@@ -101,6 +102,10 @@ class VectorIndex:
         self.ann: dict[str, CodeField] | None = None
         #: candidates re-scored per query when the codes serve
         self.candidates = CANDIDATES
+        #: the least candidates the asked questions needed (``asked_queries``; ADR 0027)
+        self.learned = 0
+        #: the last questions asked of the codes, once they serve
+        self.asked: AskedQueries | None = None
         #: pks written while codes are being built from a snapshot (``snapshot``)
         self.pending: set[int] | None = None
         #: a write changed the vectors since the codes were loaded or saved
@@ -325,7 +330,9 @@ class VectorIndex:
         writes noted since the snapshot are replayed into them first."""
         pending, self.pending = self.pending or set(), None
         self.ann = codes
-        self.candidates = candidates
+        self.candidates = max(candidates, self.learned)
+        if self.asked is None:
+            self.asked = AskedQueries(self.dim)
         for pk in pending:
             self._ann_put(pk, self.row_of_pk.get(pk))
 
@@ -333,30 +340,9 @@ class VectorIndex:
         self.ann, self.pending, self.compact = None, None, None
 
     # resident int8 copies (``compact_rows``; filled by the keeper) --------------------------
-    def compact_steps(self) -> dict[str, np.ndarray]:
-        """Steps of the copies from up to ``SAMPLE`` rows of each field, read without the
-        store's lock (a row torn by a concurrent write moves a step by little)."""
-        n = len(self.ids)
-        take = slice(0, min(n, SAMPLE))
-        has = self._has_context[take]
-        context = self._context[take][has] if has.any() else self._content[take]
-        return {"content": steps_for(self._content[take]), "context": steps_for(context)}
-
     def begin_compact(self, steps: dict[str, np.ndarray]) -> None:
         """Under the store's lock: empty copies, kept in step by writes from now on."""
         self.compact = CompactRows(self.dim, self._content.shape[0], steps)
-
-    def compact_chunk(self, compact: CompactRows, start: int, end: int
-                      ) -> dict[str, np.ndarray]:
-        """Rows ``start..end`` of both fields encoded, read without the lock (``store`` keeps
-        only the rows no write touched meanwhile); a mapped index's pages are let go."""
-        content, context = self._content, self._context  # a concurrent grow swaps these
-        out = {"content": compact.encode("content", content[start:end]),
-               "context": compact.encode("context", context[start:end])}
-        if self.mapped:
-            release(content)
-            release(context)
-        return out
 
     def _top(self, field: str, rows: np.ndarray, q: np.ndarray, k: int,
              approx: np.ndarray | None = None) -> list[tuple[str, float]]:
@@ -453,7 +439,8 @@ class VectorIndex:
             mask &= self._has_context[:n]
         return mask
 
-    def _fetch(self, status_codes: list[int], tier_codes: list[int] | None) -> int | None:
+    def _fetch(self, status_codes: list[int], tier_codes: list[int] | None,
+               candidates: int | None = None) -> int | None:
         """Candidates to ask the codes for so that ``candidates`` of them are expected to pass
         the filters; None when the filters allow no more rows than that (score those rows
         exactly: as many re-scored, none missed) or it is past ``MAX_FETCH``."""
@@ -461,20 +448,22 @@ class VectorIndex:
         allowed = self._allowed(status_codes, tier_codes)
         if allowed == 0:
             return 0
-        fetch = math.ceil(self.candidates * n / allowed)
+        fetch = math.ceil((candidates or self.candidates) * n / allowed)
         return fetch if allowed > fetch and fetch <= MAX_FETCH else None
 
     def topk(self, query: np.ndarray, k: int, *, field: str = "content",
              tiers: Collection[Tier] | None = None,
              statuses: Collection[Status] = (Status.ACTIVE,),
-             exact: bool = False) -> list[tuple[str, float]]:
+             exact: bool = False, candidate_count: int | None = None
+             ) -> list[tuple[str, float]]:
+        """``candidate_count``: re-scored from the codes instead of ``self.candidates``."""
         n = len(self.ids)
         if n == 0 or k <= 0:
             return []
         q = np.asarray(query, dtype=np.float32)
         status_codes, tier_codes = self._codes(statuses, tiers)
         if self.ann is not None and not exact:
-            fetch = self._fetch(status_codes, tier_codes)
+            fetch = self._fetch(status_codes, tier_codes, candidate_count)
             if fetch == 0:
                 return []
             if fetch is not None:
@@ -495,6 +484,24 @@ class VectorIndex:
             return self._top(field, candidates, q, k, compact.scan(field, n, q)[candidates])
         self._touch(n)
         return self._best(candidates, (matrix[:n] @ q)[candidates], k)
+
+    def scores_block(self, start: int, end: int, queries: np.ndarray) -> np.ndarray:
+        """Content rows ``start..end`` against ``queries`` (rows x queries), inactive rows
+        -inf: by the int8 copies once filled, else the float32 rows (``asked_queries``)."""
+        compact = self.compact
+        if compact is not None and compact.ready:
+            block = compact.codes["content"][start:end].astype(np.float32) \
+                * compact.steps["content"]
+        else:
+            block = self._content[start:end]
+            self._touch(end - start)
+        scores = block @ np.asarray(queries, dtype=np.float32).T
+        scores[self._status[start:end] != STATUS_CODE[Status.ACTIVE]] = -np.inf
+        return scores
+
+    def exact_top(self, rows: np.ndarray, q: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """The top k of content ``rows`` by their float32 rows."""
+        return self._best(rows, self._scores("content", rows, q, exact=True), k)
 
     def topk_fields(self, query: np.ndarray, k: int, *, tiers: Collection[Tier] | None = None,
                     statuses: Collection[Status] = (Status.ACTIVE,), parallel: bool = True,

@@ -1,0 +1,117 @@
+"""The product codes' candidates, checked against the questions a namespace is asked (ADR 0027).
+
+The self-check at build (``ann_keeper.self_check``) probes the codes with the namespace's own
+vectors. A question is harder: it is not a stored vector, and its neighbours sit further off.
+On 1M MiniLM memories the probes found 1.000 of the exact top-10 with 250 candidates where
+questions found 0.958 (0.990 with 500, 0.997 with 1,000).
+
+So the store keeps the last ``SIZE`` question vectors of each coded namespace and, after
+``SIZE`` questions and then each time their count has doubled, checks in the background that
+the re-scored candidates still find ``ann_min_recall`` of their exact top-10; when they do not,
+the candidates are doubled until they do (up to ``MAX_FETCH``). They are never lowered by
+this check (a rebuild's self-check starts from the count learned here).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from graphmem.store.vectors import VectorIndex
+
+#: questions kept per namespace, and the first check's count
+SIZE = 64
+
+
+class AskedQueries:
+    """A ring of the last ``size`` question vectors (thread-safe: reads record them).
+
+    Example:
+        >>> asked = AskedQueries(2, size=4)
+        >>> [asked.add(np.array([i, 1.0], np.float32)) for i in range(5)]
+        [False, False, False, True, False]
+        >>> asked.take().tolist(), asked.seen
+        ([[1.0, 1.0], [2.0, 1.0], [3.0, 1.0], [4.0, 1.0]], 5)
+    """
+
+    def __init__(self, dim: int, size: int = SIZE) -> None:
+        self._rows = np.zeros((size, dim), dtype=np.float32)
+        self._lock = threading.Lock()
+        self.seen = 0  # questions recorded
+        self.checked_at = 0  # ``seen`` at the last check (0: none yet)
+
+    def add(self, query: np.ndarray) -> bool:
+        """Record one question; True when a check is due (``SIZE`` questions, then each
+        doubling of the count since)."""
+        with self._lock:
+            self._rows[self.seen % len(self._rows)] = query
+            self.seen += 1
+            due = self.seen >= max(len(self._rows), 2 * self.checked_at)
+            if due:
+                self.checked_at = self.seen
+            return due
+
+    def take(self) -> np.ndarray:
+        """The recorded questions, oldest first (fewer than ``size`` before the ring fills)."""
+        with self._lock:
+            size = len(self._rows)
+            if self.seen < size:
+                return self._rows[:self.seen].copy()
+            start = self.seen % size
+            return np.concatenate([self._rows[start:], self._rows[:start]])
+
+
+def recall_at(queries: np.ndarray, exact: list[set[str]],
+              answer: Callable[[np.ndarray, int], list[str]], count: int, k: int = 10) -> float:
+    """Mean share of each question's exact top-k that ``answer(q, count)`` finds."""
+    hits = [len(set(answer(q, count)[:k]) & want) / max(1, len(want))
+            for q, want in zip(queries, exact, strict=True)]
+    return float(np.mean(hits)) if hits else 1.0
+
+
+def learn(queries: np.ndarray, exact: list[set[str]],
+          answer: Callable[[np.ndarray, int], list[str]], start: int, ceiling: int,
+          min_recall: float) -> tuple[int, float]:
+    """The fewest candidates (``start`` doubled, up to ``ceiling``) whose answers hold
+    ``min_recall`` of the exact top-10 for ``queries``, and that recall (the ceiling's when
+    none does).
+
+    Example:
+        >>> exact = [{"a"}]
+        >>> learn(np.zeros((1, 2)), exact, lambda q, c: ["a"] if c >= 400 else ["b"], 100,
+        ...       16_384, 0.98)
+        (400, 1.0)
+    """
+    count = start
+    while True:
+        got = recall_at(queries, exact, answer, count)
+        if got >= min_recall or count >= ceiling:
+            return count, got
+        count = min(count * 2, ceiling)
+
+
+def reference(index: VectorIndex, queries: np.ndarray, k: int = 10, keep: int = 256
+              ) -> list[set[str]]:
+    """The exact top-k ids of each query among the index's active content rows (the codes
+    never answer it): blocks of rows scored by the int8 copies once filled (else the float32
+    rows), the best ``keep`` of each query re-scored with their float32 rows."""
+    n, qs = len(index), np.asarray(queries, dtype=np.float32)
+    if n == 0 or len(qs) == 0:
+        return [set() for _ in range(len(qs))]
+    best = [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)) for _ in qs]
+    for start in range(0, n, 65_536):
+        end = min(n, start + 65_536)
+        scores = index.scores_block(start, end, qs)
+        take = min(keep, end - start)
+        part = np.argpartition(-scores, take - 1, axis=0)[:take]
+        for j, (rows, got) in enumerate(best):
+            rows = np.concatenate([rows, start + part[:, j]])
+            got = np.concatenate([got, scores[part[:, j], j]])
+            top = np.argsort(-got)[:keep]
+            best[j] = rows[top], got[top]
+    return [{i for i, _ in index.exact_top(rows[np.isfinite(got)], q, k)}
+            for q, (rows, got) in zip(qs, best, strict=True)]

@@ -1,0 +1,77 @@
+"""The codes' candidates follow the questions asked (ADR 0027): the build's self-check probes
+with stored vectors, questions can be harder; after 64 questions (then each doubling) a check
+against their exact top-10 raises the candidates, and the count outlives a restart and a
+rebuild."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from graphmem.store.asked_queries import reference
+from graphmem.store.base import WriteBatch
+from graphmem.store.sqlite import SQLiteStore
+from graphmem.store.vectors import VectorIndex
+from tests.integration.test_ann import NS, clustered, memories, open_store, uniform
+
+
+def recall_of(store: SQLiteStore, queries: np.ndarray) -> float:
+    index = store._vectors[NS]
+    want = reference(index, queries)
+    return float(np.mean([len({i for i, _ in index.topk(q, 10)} & w) / 10  # not recorded
+                          for q, w in zip(queries, want, strict=True)]))
+
+
+def ask(store: SQLiteStore, queries: np.ndarray) -> None:
+    for q in queries:
+        store.vector_topk_fields(NS, q, 10)
+    store.wait_for_ann(60)
+
+
+def test_hard_questions_raise_the_candidates_and_keep_them(tmp_path: Path) -> None:
+    store = open_store(tmp_path, ann_candidates=10, background=True)
+    try:
+        store.apply(WriteBatch(NS, memories=memories(clustered(4000))))
+        store.wait_for_ann(60)
+        index = store._vectors[NS]
+        built = index.candidates
+        questions = uniform(64, seed=11)  # far from every stored vector: a flat top-10
+        before = recall_of(store, questions)
+        assert before < 0.98  # the build's probes did not see this coming
+        ask(store, questions[:63])
+        assert index.candidates == built  # not yet due
+        ask(store, questions[63:])
+        assert index.candidates > built and index.learned == index.candidates
+        assert recall_of(store, questions) >= 0.98
+        # the next check waits for the count to double: 64 more questions change nothing
+        learned = index.learned
+        ask(store, uniform(63, seed=12))
+        assert index.learned == learned
+    finally:
+        store.close()
+    store = open_store(tmp_path, ann_candidates=10)
+    try:
+        index = store._vectors[NS]
+        assert store.ann_states() == {NS: "loaded"} and index.candidates == learned
+        assert index.learned == learned
+        # a rebuild's self-check (stored vectors) would pick fewer: the learned count stays
+        store.apply(WriteBatch(NS, memories=memories(clustered(4100, seed=3), start=4000)))
+        assert store.ann_states() == {NS: "built"} and index.candidates >= learned
+    finally:
+        store.close()
+
+
+def test_the_reference_is_the_exact_top_10_of_active_rows() -> None:
+    from graphmem.models import Status, Tier
+
+    v = clustered(900)
+    index = VectorIndex(v.shape[1])
+    for i in range(900):
+        index.upsert(f"m{i}", v[i], None, Tier.SLOW,
+                     Status.ARCHIVED if i % 3 == 0 else Status.ACTIVE, pk=i + 1)
+    qs = uniform(20, seed=4)
+    got = reference(index, qs, keep=32)
+    for q, ids in zip(qs, got, strict=True):
+        assert ids == {i for i, _ in index.topk(q, 10, exact=True)}
+        assert all(int(i[1:]) % 3 for i in ids)
