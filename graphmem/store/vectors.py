@@ -366,8 +366,9 @@ class VectorIndex:
         compact = self.compact
         if compact is not None and compact.ready and not exact:
             return compact.scores(field, rows, q)
-        self._touch(rows.size)
-        return (self._content if field == "content" else self._context)[rows] @ q
+        scores = (self._content if field == "content" else self._context)[rows] @ q
+        self._touch(rows.size)  # after the read: a release past the budget drops its pages
+        return scores
 
     def stale(self) -> int:
         """Codes that no longer stand for a row (deleted, or re-embedded since)."""
@@ -482,8 +483,9 @@ class VectorIndex:
         compact = self.compact
         if compact is not None and compact.ready and not exact:
             return self._top(field, candidates, q, k, compact.scan(field, n, q)[candidates])
+        scores = matrix[:n] @ q
         self._touch(n)
-        return self._best(candidates, (matrix[:n] @ q)[candidates], k)
+        return self._best(candidates, scores[candidates], k)
 
     def scores_block(self, start: int, end: int, queries: np.ndarray) -> np.ndarray:
         """Content rows ``start..end`` against ``queries`` (rows x queries), inactive rows
@@ -494,8 +496,9 @@ class VectorIndex:
                 * compact.steps["content"]
         else:
             block = self._content[start:end]
-            self._touch(end - start)
         scores = block @ np.asarray(queries, dtype=np.float32).T
+        if compact is None or not compact.ready:
+            self._touch(end - start)
         scores[self._status[start:end] != STATUS_CODE[Status.ACTIVE]] = -np.inf
         return scores
 
