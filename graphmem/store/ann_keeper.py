@@ -18,12 +18,14 @@ sample of rows agree with SQLite, and built again otherwise.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -255,8 +257,8 @@ class AnnKeeper:
 
     def check_asked(self, index: VectorIndex, lock: Any) -> None:
         """Raise the candidates until the codes' answers hold ``ann_min_recall`` of the
-        recorded questions' exact top-10 (ADR 0027). Under a read of the store's lock: the
-        reference scan of every row holds writes back once (~1 s at 1M), each answer briefly."""
+        recorded questions' exact top-10 (ADR 0027). Under reads of the store's lock, each
+        brief: a block of the reference scan, one answer."""
         def answer(q: np.ndarray, count: int) -> list[str]:
             with lock.read():
                 return [i for i, _ in index.topk(q, 10, candidate_count=count)]
@@ -265,9 +267,11 @@ class AnnKeeper:
             asked = index.asked
             if asked is None or index.ann is None:
                 return
+            if self.config.ann_build_in_background:
+                lowest_priority()  # the questions being answered meanwhile come first
             queries = asked.take()
-            with lock.read():
-                exact = reference(index, queries)
+            began = time.perf_counter()
+            exact = reference(index, queries, guard=lock.read)
             start = index.candidates
             count, got = learn(queries, exact, answer, start, MAX_FETCH,
                                self.config.ann_min_recall)
@@ -277,6 +281,8 @@ class AnnKeeper:
                 log.info("product codes: %d candidates for the questions asked (recall %.3f; "
                          "%d held %.3f)", count, got, start,
                          recall_at(queries, exact, answer, start))
+            log.info("product codes checked against %d questions in %.1f s (%d candidates)",
+                     len(queries), time.perf_counter() - began, index.candidates)
         except Exception:  # the candidates stay as they were
             log.exception("checking the codes against the questions asked failed")
 
@@ -387,6 +393,12 @@ class AnnKeeper:
             except OSError as exc:  # the codes are a cache: the next open rebuilds them
                 log.warning("could not save product codes: %s", exc)
         self.state.clear()
+
+
+def lowest_priority() -> None:
+    """Nice the calling thread to 19 (Linux schedules threads apart; best effort)."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
 def ladder(candidates: int) -> list[int]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 
 #: questions kept per namespace, and the first check's count
 SIZE = 64
+#: rows of the reference scan per read of the store's lock
+BLOCK = 16_384
 
 
 class AskedQueries:
@@ -94,18 +97,26 @@ def learn(queries: np.ndarray, exact: list[set[str]],
         count = min(count * 2, ceiling)
 
 
-def reference(index: VectorIndex, queries: np.ndarray, k: int = 10, keep: int = 256
+def reference(index: VectorIndex, queries: np.ndarray, k: int = 10, keep: int = 256,
+              guard: Callable[[], AbstractContextManager[object]] = nullcontext,
               ) -> list[set[str]]:
     """The exact top-k ids of each query among the index's active content rows (the codes
     never answer it): blocks of rows scored by the int8 copies once filled (else the float32
-    rows), the best ``keep`` of each query re-scored with their float32 rows."""
-    n, qs = len(index), np.asarray(queries, dtype=np.float32)
-    if n == 0 or len(qs) == 0:
-        return [set() for _ in range(len(qs))]
+    rows, exact already), the best ``keep`` of each query kept; of those, the rows within the
+    copies' error of the k-th are re-scored with their float32 rows (~25 a question at 1M).
+    ``guard``: a read of the store's lock, taken per block and per question (not for the
+    whole scan: a write waits one block, ~15 ms; a delete that moves a row midway can
+    shift a reference by that row)."""
+    qs = np.asarray(queries, dtype=np.float32)
     best = [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)) for _ in qs]
-    for start in range(0, n, 65_536):
-        end = min(n, start + 65_536)
-        scores = index.scores_block(start, end, qs)
+    start = 0
+    while True:
+        with guard():
+            n = len(index)
+            if start >= n or len(qs) == 0:
+                break
+            end = min(n, start + BLOCK)
+            scores = index.scores_block(start, end, qs)
         take = min(keep, end - start)
         part = np.argpartition(-scores, take - 1, axis=0)[:take]
         for j, (rows, got) in enumerate(best):
@@ -113,5 +124,14 @@ def reference(index: VectorIndex, queries: np.ndarray, k: int = 10, keep: int = 
             got = np.concatenate([got, scores[part[:, j], j]])
             top = np.argsort(-got)[:keep]
             best[j] = rows[top], got[top]
-    return [{i for i, _ in index.exact_top(rows[np.isfinite(got)], q, k)}
-            for q, (rows, got) in zip(qs, best, strict=True)]
+        start = end
+    out: list[set[str]] = []
+    for q, (rows, got) in zip(qs, best, strict=True):
+        rows, got = rows[np.isfinite(got)], got[np.isfinite(got)]
+        with guard():
+            compact = index.compact
+            if compact is not None and compact.ready and len(got) > k:
+                rows = rows[got >= got[k - 1] - 2 * compact.error("content", q)]
+            rows = rows[rows < len(index)]
+            out.append({i for i, _ in index.exact_top(rows, q, k)})
+    return out
