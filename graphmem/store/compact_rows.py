@@ -84,10 +84,13 @@ class CompactRows:
         scaled = np.asarray(vectors, dtype=np.float32) / self.steps[field]
         return np.clip(np.rint(scaled), -127, 127).astype(np.int8)
 
-    def grow(self, capacity: int) -> None:
+    def grow(self, need: int) -> None:
+        """Room for ``need`` rows, by a quarter more at a time (not the float32 matrices'
+        doubling: the copies are what the process holds, 384 bytes a row a field)."""
         old = len(self.written)
-        if capacity <= old:
+        if need <= old:
             return
+        capacity = max(need, old + old // 4 + 1024)
         for f in FIELDS:
             grown = np.zeros((capacity, self.dim), dtype=np.int8)
             grown[:old] = self.codes[f]
@@ -99,6 +102,7 @@ class CompactRows:
     # writes (under the store's lock) --------------------------------------------------------
     def put(self, rows: slice | int, field: str, vectors: np.ndarray) -> None:
         """A write's rows of one field (a row or a slice of them)."""
+        self.grow(rows.stop if isinstance(rows, slice) else int(rows) + 1)
         self.codes[field][rows] = self.encode(field, vectors)
         self.written[rows] = True
 

@@ -170,8 +170,6 @@ class VectorIndex:
             grown = np.zeros(new_cap, dtype=old.dtype)
             grown[:cap] = old
             setattr(self, name, grown)
-        if self.compact is not None:
-            self.compact.grow(new_cap)
 
     def map_rows(self, alloc: Allocator) -> None:
         """Move the two matrices to ``alloc``'s (files): the rows are copied once."""
@@ -342,7 +340,7 @@ class VectorIndex:
     # resident int8 copies (``compact_rows``; filled by the keeper) --------------------------
     def begin_compact(self, steps: dict[str, np.ndarray]) -> None:
         """Under the store's lock: empty copies, kept in step by writes from now on."""
-        self.compact = CompactRows(self.dim, self._content.shape[0], steps)
+        self.compact = CompactRows(self.dim, len(self.ids) + len(self.ids) // 64 + 1024, steps)
 
     def _top(self, field: str, rows: np.ndarray, q: np.ndarray, k: int,
              approx: np.ndarray | None = None) -> list[tuple[str, float]]:

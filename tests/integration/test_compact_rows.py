@@ -101,12 +101,14 @@ def test_every_write_keeps_the_copies_in_step(tmp_path: Path) -> None:
     store = open_store(tmp_path, ann_candidates=100, mapped_rows_min=100)
     try:
         store.apply(WriteBatch(NS, memories=memories(clustered(1500))))
-        store.apply(WriteBatch(NS, memories=memories(clustered(900, seed=4), start=1500)))
+        first = len(store._vectors[NS].compact.written)  # type: ignore[union-attr]
+        store.apply(WriteBatch(NS, memories=memories(clustered(2000, seed=4), start=1500)))
         store.apply(WriteBatch(NS, memories=memories(clustered(5, seed=5), start=7,
                                                      context=False)))  # re-embedded
-        store.apply(WriteBatch(NS, delete_memories=["m3", "m100", "m2399"]))
+        store.apply(WriteBatch(NS, delete_memories=["m3", "m100", "m3499"]))
         index = store._vectors[NS]
-        assert len(index) == 2397 and index.compact is not None
+        assert len(index) == 3497 and index.compact is not None
+        assert first < 3500 <= len(index.compact.written)  # grown by writes
         in_step(index)
     finally:
         store.close()
