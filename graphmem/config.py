@@ -264,9 +264,10 @@ class StoreConfig(_Frozen):
     sqlite_synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
     #: SQLite's page cache per connection (the store's and each reading thread's), in MB
     sqlite_cache_mb: int = Field(default=64, ge=1)
-    #: SQLite reads the database file through a memory map of up to this many MB: the
-    #: reading threads' connections share the OS's pages instead of each copying them
-    sqlite_mmap_mb: int = Field(default=1024, ge=0)
+    #: SQLite reads the database file through a memory map of up to this many MB (the
+    #: reading connections share the OS's pages); 0, the default, reads it into each
+    #: connection's page cache: a mapped page counts in the process's RSS (ADR 0028)
+    sqlite_mmap_mb: int = Field(default=0, ge=0)
     busy_timeout_ms: int = Field(default=30_000, ge=0)
     neo4j_user: str = "neo4j"
     neo4j_password: SecretStr | None = None
