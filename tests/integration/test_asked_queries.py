@@ -37,9 +37,9 @@ def test_hard_questions_raise_the_candidates_and_keep_them(tmp_path: Path) -> No
         store.wait_for_ann(60)
         index = store._vectors[NS]
         built = index.candidates
-        questions = uniform(64, seed=11)  # far from every stored vector: a flat top-10
+        questions = uniform(64, seed=12)  # far from every stored vector: a flat top-10
         before = recall_of(store, questions)
-        assert before < 0.98  # the build's probes did not see this coming
+        assert before < 0.97, before  # the build's probes did not see this coming
         ask(store, questions[:63])
         assert index.candidates == built  # not yet due
         ask(store, questions[63:])
@@ -47,7 +47,7 @@ def test_hard_questions_raise_the_candidates_and_keep_them(tmp_path: Path) -> No
         assert recall_of(store, questions) >= 0.98
         # the next check waits for the count to double: 64 more questions change nothing
         learned = index.learned
-        ask(store, uniform(63, seed=12))
+        ask(store, uniform(63, seed=14))
         assert index.learned == learned
     finally:
         store.close()
@@ -59,6 +59,22 @@ def test_hard_questions_raise_the_candidates_and_keep_them(tmp_path: Path) -> No
         # a rebuild's self-check (stored vectors) would pick fewer: the learned count stays
         store.apply(WriteBatch(NS, memories=memories(clustered(4100, seed=3), start=4000)))
         assert store.ann_states() == {NS: "built"} and index.candidates >= learned
+    finally:
+        store.close()
+
+
+def test_questions_just_under_the_target_change_nothing(tmp_path: Path) -> None:
+    """64 questions estimate recall within ~0.006: 0.978 against 0.98 is noise, and doubling
+    on it cost random vectors at 300k twice the re-scoring for nothing."""
+    store = open_store(tmp_path, ann_candidates=10)
+    try:
+        store.apply(WriteBatch(NS, memories=memories(clustered(4000))))
+        index = store._vectors[NS]
+        built = index.candidates
+        questions = uniform(64, seed=11)
+        assert 0.97 <= recall_of(store, questions) < 0.98
+        ask(store, questions)
+        assert index.candidates == built and index.learned == 0
     finally:
         store.close()
 
