@@ -115,23 +115,31 @@ def reference(index: VectorIndex, queries: np.ndarray, k: int = 10, keep: int = 
     whole scan: a write waits one block, ~15 ms; a delete that moves a row midway can
     shift a reference by that row)."""
     qs = np.asarray(queries, dtype=np.float32)
-    best = [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)) for _ in qs]
+    m = len(qs)
+    # the best ``keep`` rows of each question so far (columns), merged block by block in a
+    # few whole-array steps: a loop per question held the GIL from the queries being served
+    rows = np.zeros((0, m), dtype=np.int64)
+    got = np.zeros((0, m), dtype=np.float32)
     start = 0
     while True:
         with guard():
             n = len(index)
-            if start >= n or len(qs) == 0:
+            if start >= n or m == 0:
                 break
             end = min(n, start + BLOCK)
             scores = index.scores_block(start, end, qs)
         take = min(keep, end - start)
         part = np.argpartition(-scores, take - 1, axis=0)[:take]
-        for j, (rows, got) in enumerate(best):
-            rows = np.concatenate([rows, start + part[:, j]])
-            got = np.concatenate([got, scores[part[:, j], j]])
-            top = np.argsort(-got)[:keep]
-            best[j] = rows[top], got[top]
+        rows = np.concatenate([rows, start + part])
+        got = np.concatenate([got, np.take_along_axis(scores, part, axis=0)])
+        if len(rows) > keep:
+            top = np.argpartition(-got, keep - 1, axis=0)[:keep]
+            rows = np.take_along_axis(rows, top, axis=0)
+            got = np.take_along_axis(got, top, axis=0)
         start = end
+    order = np.argsort(-got, axis=0)
+    best = [(np.take_along_axis(rows, order, axis=0)[:, j],
+             np.take_along_axis(got, order, axis=0)[:, j]) for j in range(m)]
     out: list[set[str]] = []
     for q, (rows, got) in zip(qs, best, strict=True):
         rows, got = rows[np.isfinite(got)], got[np.isfinite(got)]

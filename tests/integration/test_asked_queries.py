@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from graphmem.store.asked_queries import reference
 from graphmem.store.base import WriteBatch
@@ -79,8 +80,13 @@ def test_questions_just_under_the_target_change_nothing(tmp_path: Path) -> None:
         store.close()
 
 
-def test_the_reference_is_the_exact_top_10_of_active_rows() -> None:
+@pytest.mark.parametrize("block", [16_384, 100])  # one block; merged across nine
+def test_the_reference_is_the_exact_top_10_of_active_rows(
+        block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import graphmem.store.asked_queries as asked_queries
     from graphmem.models import Status, Tier
+
+    monkeypatch.setattr(asked_queries, "BLOCK", block)
 
     v = clustered(900)
     index = VectorIndex(v.shape[1])
