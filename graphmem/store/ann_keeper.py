@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from graphmem.config import StoreConfig
 from graphmem.store.asked_queries import learn, recall_at, reference
@@ -271,7 +272,10 @@ class AnnKeeper:
                 lowest_priority()  # the questions being answered meanwhile come first
             queries = asked.take()
             began = time.perf_counter()
-            exact = reference(index, queries, guard=lock.read)
+            # one BLAS thread: OpenBLAS's workers are not niced and spin after a product,
+            # taking the cores from the queries (a retrieval limits BLAS to one thread too)
+            with threadpool_limits(limits=1, user_api="blas"):
+                exact = reference(index, queries, guard=lock.read)
             start = index.candidates
             count, got = learn(queries, exact, answer, start, MAX_FETCH,
                                self.config.ann_min_recall)
