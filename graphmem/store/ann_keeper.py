@@ -259,9 +259,14 @@ class AnnKeeper:
     def check_asked(self, index: VectorIndex, lock: Any) -> None:
         """Raise the candidates until the codes' answers hold ``ann_min_recall`` of the
         recorded questions' exact top-10 (ADR 0027). Under reads of the store's lock, each
-        brief: a block of the reference scan, one answer."""
+        brief: a block of the reference scan, one answer; a closing store stops it there."""
+        def read() -> Any:
+            if self._stop.is_set():
+                raise _Stopped
+            return lock.read()
+
         def answer(q: np.ndarray, count: int) -> list[str]:
-            with lock.read():
+            with read():
                 return [i for i, _ in index.topk(q, 10, candidate_count=count)]
 
         try:
@@ -275,7 +280,7 @@ class AnnKeeper:
             # one BLAS thread: OpenBLAS's workers are not niced and spin after a product,
             # taking the cores from the queries (a retrieval limits BLAS to one thread too)
             with threadpool_limits(limits=1, user_api="blas"):
-                exact = reference(index, queries, guard=lock.read)
+                exact = reference(index, queries, guard=read)
             start = index.candidates
             count, got = learn(queries, exact, answer, start, MAX_FETCH,
                                self.config.ann_min_recall)
@@ -287,6 +292,8 @@ class AnnKeeper:
                          recall_at(queries, exact, answer, start))
             log.info("product codes checked against %d questions in %.1f s (%d candidates)",
                      len(queries), time.perf_counter() - began, index.candidates)
+        except _Stopped:
+            return
         except Exception:  # the candidates stay as they were
             log.exception("checking the codes against the questions asked failed")
 
@@ -397,6 +404,10 @@ class AnnKeeper:
             except OSError as exc:  # the codes are a cache: the next open rebuilds them
                 log.warning("could not save product codes: %s", exc)
         self.state.clear()
+
+
+class _Stopped(Exception):
+    """The store is closing: a check of the questions asked ends where it is."""
 
 
 def lowest_priority() -> None:

@@ -104,3 +104,22 @@ def test_the_reference_is_the_exact_top_10_of_active_rows(
     compact.store(0, encode_chunk(index, compact, 0, 900))
     compact.ready = True
     assert reference(index, qs, keep=32) == want
+
+
+def test_a_closing_store_stops_a_check_where_it_is(tmp_path: Path) -> None:
+    store = open_store(tmp_path, ann_candidates=10)
+    try:
+        store.apply(WriteBatch(NS, memories=memories(clustered(4000))))
+        index = store._vectors[NS]
+        built = index.candidates
+        for q in uniform(63, seed=12):  # the hard questions, one short of a check
+            index.asked.add(q)  # type: ignore[union-attr]
+        index.asked.add(uniform(1, seed=13)[0])  # type: ignore[union-attr]
+        store._ann._stop.set()  # what close does first
+        store._ann.check_asked(index, store._lock)
+        assert index.candidates == built  # stopped before it could raise them
+        store._ann._stop.clear()
+        store._ann.check_asked(index, store._lock)
+        assert index.candidates > built
+    finally:
+        store.close()
