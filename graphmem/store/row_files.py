@@ -169,8 +169,9 @@ class RowFiles:
         rows = np.random.default_rng(n).choice(n, size=min(_SAMPLE, n), replace=False)
         pks = [int(arrays["pk"][r]) for r in rows]
         stored = {pk: (id_, emb, ctx) for pk, id_, emb, ctx in conn.execute(
-            f"SELECT pk, id, embedding, context_embedding FROM memories WHERE namespace = ? "
-            f"AND pk IN ({', '.join('?' * len(pks))})", (namespace, *pks))}
+            f"SELECT memories.pk, id, embedding, context_embedding FROM memories JOIN vectors "
+            f"ON vectors.pk = memories.pk WHERE namespace = ? "
+            f"AND memories.pk IN ({', '.join('?' * len(pks))})", (namespace, *pks))}
         for r, pk in zip(rows.tolist(), pks, strict=True):
             got = stored.get(pk)
             if got is None or got[0] != arrays["ids"][r] \

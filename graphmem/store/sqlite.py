@@ -286,9 +286,10 @@ class SQLiteStore:
             groups: list[str | None] = [None] if from_files == 0 else list(unread)
             for only in groups:
                 cursor = self.conn.execute(
-                    "SELECT namespace, id, tier, status, embedding, context_embedding, pk "
-                    "FROM memories WHERE embedding IS NOT NULL "
-                    + ("" if only is None else "AND namespace = ? ") + "ORDER BY pk",
+                    "SELECT namespace, id, tier, status, embedding, context_embedding, "
+                    "memories.pk FROM memories JOIN vectors ON vectors.pk = memories.pk "
+                    + ("" if only is None else "WHERE namespace = ? ")
+                    + "ORDER BY memories.pk",
                     () if only is None else (only,))
                 while rows := cursor.fetchmany(20_000):  # in bulk: ~4x faster than by row
                     by_ns: dict[str, list[Any]] = {}

@@ -19,7 +19,10 @@ from graphmem.store import codec
 from graphmem.store.base import SORT_FIELDS, Counts, EdgeKey, ListSpec
 
 COLS = ", ".join(codec.MEMORY_FIELDS)
-EMB_COLS = ", embedding, context_embedding"
+#: a memory's vectors, in their own table (schema 7, ADR 0029): statements that read them say
+#: ``FROM memories{join}``
+EMB_COLS = ", vectors.embedding, vectors.context_embedding"
+EMB_JOIN = " LEFT JOIN vectors ON vectors.pk = memories.pk"
 #: ids per statement (SQLite's default limit of host parameters is 32766; 500 keeps the
 #: statements small and their plans cached)
 CHUNK = 500
@@ -72,9 +75,11 @@ def edge(row: Sequence[Any]) -> Relation:
 
 def select(conn: sqlite3.Connection, sql: str, params: Sequence[Any],
            embeddings: bool) -> list[Memory]:
-    """Memories of a statement whose columns are ``{cols}``."""
+    """Memories of a statement whose columns are ``{cols}`` (``FROM memories{join}`` when it
+    reads the vectors)."""
     cols = COLS + (EMB_COLS if embeddings else ", NULL, NULL")
-    return [memory(r, embeddings) for r in conn.execute(sql.format(cols=cols), params)]
+    sql = sql.format(cols=cols, join=EMB_JOIN if embeddings else "")
+    return [memory(r, embeddings) for r in conn.execute(sql, params)]
 
 
 def memories_by_id(conn: sqlite3.Connection, namespace: str, ids: Sequence[str],
@@ -83,8 +88,8 @@ def memories_by_id(conn: sqlite3.Connection, namespace: str, ids: Sequence[str],
     unique = list(dict.fromkeys(ids))
     for i in range(0, len(unique), CHUNK):
         chunk = unique[i:i + CHUNK]
-        for m in select(conn, f"SELECT {{cols}} FROM memories WHERE namespace = ? AND id IN "
-                              f"({marks(len(chunk))})", (namespace, *chunk), embeddings):
+        for m in select(conn, "SELECT {cols} FROM memories{join} WHERE namespace = ? AND id "
+                              f"IN ({marks(len(chunk))})", (namespace, *chunk), embeddings):
             out[m.id] = m
     return out
 
@@ -160,9 +165,11 @@ def memory_page(conn: sqlite3.Connection, namespace: str, after_pk: int, page: i
     if statuses is not None:
         extra = [s.value for s in statuses]
         where = f" AND status IN ({marks(len(extra))})"
+    join = EMB_JOIN if embeddings else ""
     rows = conn.execute(
-        f"SELECT pk, {cols} FROM memories WHERE namespace = ? AND pk > ?{where} "
-        "ORDER BY pk LIMIT ?", (namespace, after_pk, *extra, page)).fetchall()
+        f"SELECT memories.pk, {cols} FROM memories{join} WHERE namespace = ? AND "
+        f"memories.pk > ?{where} ORDER BY memories.pk LIMIT ?",
+        (namespace, after_pk, *extra, page)).fetchall()
     return (rows[-1][0] if rows else after_pk), [memory(r[1:], embeddings) for r in rows]
 
 

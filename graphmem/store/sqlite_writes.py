@@ -17,24 +17,23 @@ from graphmem.models import Memory, Status, Tier
 from graphmem.store import codec, row_files, sqlite_keywords
 from graphmem.store.ann_keeper import bump_epoch
 from graphmem.store.base import WriteBatch
-from graphmem.store.sqlite_rows import CHUNK, COLS, EMB_COLS, marks, ns_tag, tags
+from graphmem.store.sqlite_rows import CHUNK, COLS, marks, ns_tag, tags
 
-# a memory upserted without an embedding keeps its stored vectors (metadata-only updates)
 _UPSERT = (
-    f"INSERT INTO memories ({COLS}{EMB_COLS}) "
-    f"VALUES ({', '.join(['?'] * (len(codec.MEMORY_FIELDS) + 2))}) "
+    f"INSERT INTO memories ({COLS}) VALUES ({', '.join(['?'] * len(codec.MEMORY_FIELDS))}) "
     "ON CONFLICT (namespace, id) DO UPDATE SET "
     + ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in COLS.split(",")[2:])
-    + ", embedding = coalesce(excluded.embedding, memories.embedding), "
-    "context_embedding = CASE WHEN excluded.embedding IS NULL THEN memories.context_embedding "
-    "ELSE excluded.context_embedding END"
 )
+# the vectors live apart, by pk (ADR 0029); a memory upserted without an embedding keeps
+# its stored ones (metadata-only updates)
+_VECTORS = ("INSERT INTO vectors (pk, embedding, context_embedding) VALUES (?, ?, ?) "
+            "ON CONFLICT (pk) DO UPDATE SET embedding = excluded.embedding, "
+            "context_embedding = excluded.context_embedding")
 
 
 def _row_params(m: Memory) -> tuple[Any, ...]:
     flat = codec.flatten(m)
-    return (*(flat[name] for name in codec.MEMORY_FIELDS), codec.blob(m.embedding),
-            codec.blob(m.context_embedding))
+    return tuple(flat[name] for name in codec.MEMORY_FIELDS)
 
 
 def old_keywords(conn: sqlite3.Connection, batch: WriteBatch) -> list[tuple[str, str]]:
@@ -54,8 +53,9 @@ def _delete_memories(conn: sqlite3.Connection, ns: str, ids: Sequence[str]) -> N
     for i in range(0, len(ids), CHUNK):
         chunk = ids[i:i + CHUNK]
         m = marks(len(chunk))
-        conn.execute(f"DELETE FROM memory_fts WHERE rowid IN (SELECT pk FROM memories "
-                     f"WHERE namespace = ? AND id IN ({m}))", (ns, *chunk))
+        for table, key in (("memory_fts", "rowid"), ("vectors", "pk")):
+            conn.execute(f"DELETE FROM {table} WHERE {key} IN (SELECT pk FROM memories "
+                         f"WHERE namespace = ? AND id IN ({m}))", (ns, *chunk))
         conn.execute(f"DELETE FROM memories WHERE namespace = ? AND id IN ({m})", (ns, *chunk))
         conn.execute(f"UPDATE transitions SET detail = NULL WHERE namespace = ? AND "
                      f"memory_id IN ({m}) AND detail IS NOT NULL", (ns, *chunk))
@@ -123,6 +123,9 @@ def write(conn: sqlite3.Connection, batch: WriteBatch, replaced: list[tuple[str,
             "tier" in f or "status" in f for _, f in batch.patches):
         row_files.bump_epoch(conn, ns)  # and so are saved rows (ADR 0020)
     new_pks = _full_text(conn, ns, batch.memories)
+    conn.executemany(_VECTORS, [
+        (new_pks[m.id], codec.blob(m.embedding), codec.blob(m.context_embedding))
+        for m in batch.memories if m.embedding is not None])
     patch(conn, ns, batch.patches)
     conn.executemany(
         "INSERT INTO transitions (namespace, memory_id, kind, from_tier, to_tier, "
