@@ -269,6 +269,10 @@ class StoreConfig(_Frozen):
     #: connection's page cache: a mapped page counts in the process's RSS (ADR 0028)
     sqlite_mmap_mb: int = Field(default=0, ge=0)
     busy_timeout_ms: int = Field(default=30_000, ge=0)
+    #: after open, a background thread reads the tables a retrieval reads (not the vectors)
+    #: into the OS's page cache, when the database is 64 MB to half the machine's memory
+    #: (ADR 0030)
+    sqlite_warm_up: bool = True
     neo4j_user: str = "neo4j"
     neo4j_password: SecretStr | None = None
     neo4j_database: str | None = None

@@ -74,6 +74,9 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
         start = time.perf_counter()
         wait()
         result["ann_wait_after_open_s"] = round(time.perf_counter() - start, 2)
+    warm_up = getattr(mem.backend, "wait_for_warm_up", None)
+    if warm_up is not None:  # the tables' read into the page cache (ADR 0030): seconds
+        result["warm_up_s"] = warm_up()  # after open, None when it did not run
     states = getattr(mem.backend, "ann_states", None)
     result["vector_index"] = (states() if states is not None else {}).get(namespace, "exact")
     qs = synthetic.queries(spec["queries"])

@@ -56,6 +56,7 @@ from graphmem.store.base import (
 from graphmem.store.lock import FolderLock
 from graphmem.store.rwlock import RWLock
 from graphmem.store.sqlite_schema import migrate
+from graphmem.store.sqlite_warm_up import WarmUp
 from graphmem.store.vectors import STATUS_CODE, TIER_CODE, Allocator, VectorIndex
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,7 @@ class SQLiteStore:
         self._vectors: dict[str, VectorIndex] = {}
         self._ann = AnnKeeper(self.folder, dim, self.config)
         self._rows = row_files.RowFiles(self.folder, dim)
+        self._warm_up = WarmUp(self.folder / DB_FILE)
 
     # lifecycle ------------------------------------------------------------------------------
     def open(self) -> None:
@@ -121,6 +123,8 @@ class SQLiteStore:
             self._conn = conn
             self._load_caches()
             self._ann.after_open(conn, self._lock, self._vectors)
+            if self.config.sqlite_warm_up:
+                self._warm_up.start()
         except sqlite3.Error as exc:
             self._folder_lock.release()
             raise StoreError(f"cannot open {self.folder / DB_FILE}: {exc}") from exc
@@ -135,6 +139,7 @@ class SQLiteStore:
 
     def close(self) -> None:
         self._ann.stop()  # outside the lock: a finishing build takes it
+        self._warm_up.stop()
         with self._guard(write=True), self._lock.write():
             if self._conn is not None:
                 self._merge_fts(at_least=_FTS_MERGE_AT_CLOSE)  # a bulk load ends merged
@@ -243,6 +248,12 @@ class SQLiteStore:
     def wait_for_ann(self, timeout: float | None = None) -> None:
         """Until the product codes being built are installed (benchmarks, tests)."""
         self._ann.wait(timeout)
+
+    def wait_for_warm_up(self, timeout: float | None = None) -> float | None:
+        """Until the warm-up's read of the tables ended; its seconds (None: it did not run
+        to its end)."""
+        self._warm_up.wait(timeout)
+        return self._warm_up.seconds
 
     def ann_states(self) -> dict[str, str]:
         """namespace -> loaded | built | building | exact, for namespaces past ``ann_min``."""
