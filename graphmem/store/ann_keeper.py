@@ -33,6 +33,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from graphmem.config import StoreConfig
+from graphmem.store import pq_codes
 from graphmem.store.asked_queries import learn, recall_at, reference
 from graphmem.store.compact_rows import encode_chunk, steps_of
 from graphmem.store.pq_codes import CodeField
@@ -115,6 +116,13 @@ class AnnKeeper:
                 index.install(codes, candidates)
                 index.changed = False
                 self.state[ns] = "loaded"
+                if len(index) >= pq_codes.IVF_MIN and not codes["content"].lists:
+                    # saved flat before ADR 0031: they serve while lists are built (the
+                    # build fills the int8 copies after it)
+                    log.info("product codes of %d vectors get inverted lists: rebuilding",
+                             len(index))
+                    self.start_build(ns, index, lock)
+                    continue
                 self.start_fill(ns, index, lock)
             else:
                 self.start_build(ns, index, lock)

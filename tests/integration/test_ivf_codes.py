@@ -78,3 +78,29 @@ def test_random_vectors_raise_the_candidates_and_so_the_lists_probed(tmp_path: P
         assert recall(store, uniform(50, seed=1, dim=64)) >= 0.98
     finally:
         store.close()
+
+
+def test_flat_codes_saved_before_lists_are_rebuilt_with_lists_at_open(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A namespace past ``IVF_MIN`` whose saved codes are flat (written before ADR 0031)
+    gets lists at its next open; the learned candidates carry over."""
+    queries = clustered(20, seed=1)
+    monkeypatch.setattr(pq_codes, "IVF_MIN", 10**9)  # as before: flat
+    store = open_store(tmp_path, ann_candidates=50, ann_min=1000)
+    try:
+        store.apply(WriteBatch(NS, memories=memories(clustered(6000))))
+        codes = store._vectors[NS].ann
+        assert codes is not None and codes["content"].lists == 0
+        store._vectors[NS].learned = 400  # as if the questions' check had raised them
+        store._vectors[NS].changed = True
+    finally:
+        store.close()
+    monkeypatch.setattr(pq_codes, "IVF_MIN", 2000)
+    store = open_store(tmp_path, ann_candidates=50, ann_min=1000)
+    try:
+        index = store._vectors[NS]
+        assert index.ann is not None and index.ann["content"].lists > 0
+        assert store.ann_states() == {NS: "built"} and index.candidates >= 400
+        assert recall(store, queries) >= 0.98
+    finally:
+        store.close()
