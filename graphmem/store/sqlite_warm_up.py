@@ -47,7 +47,16 @@ def physical_memory() -> int | None:
 
 
 class WarmUp:
-    """The scan, in a daemon thread; ``start`` after open, ``stop`` before close."""
+    """The scan, in a daemon thread; ``start`` after open, ``stop`` before close.
+
+    Example:
+        >>> import sqlite3, tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "small.db"
+        >>> sqlite3.connect(path).execute("CREATE TABLE t (x)").connection.close()
+        >>> warm = WarmUp(path)  # 64 MB at the least
+        >>> warm.wanted(), warm.start(), warm.done
+        (False, None, [])
+    """
 
     def __init__(self, path: Path, *, share: float = 0.5, min_bytes: int = 64 << 20) -> None:
         self.path = path
