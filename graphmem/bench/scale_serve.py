@@ -26,6 +26,7 @@ from graphmem.bench import synthetic
 from graphmem.bench.stats import latency, rss_mb
 from graphmem.config import CacheConfig, EmbeddingConfig, GraphMemConfig
 from graphmem.engine.embedding import Embedder
+from graphmem.engine.long_lived import settle
 
 
 def serve_spec(target: str, config: GraphMemConfig, namespace: str, embeddings: str,
@@ -77,6 +78,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     warm_up = getattr(mem.backend, "wait_for_warm_up", None)
     if warm_up is not None:  # the tables' read into the page cache (ADR 0030): seconds
         result["warm_up_s"] = warm_up()  # after open, None when it did not run
+    settle()  # as `graphmem serve` does after start-up (the model is loaded above)
     states = getattr(mem.backend, "ann_states", None)
     result["vector_index"] = (states() if states is not None else {}).get(namespace, "exact")
     qs = synthetic.queries(spec["queries"])

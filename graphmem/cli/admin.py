@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from graphmem.cli.common import (
     ns_option,
     plain_data_option,
 )
+from graphmem.engine.long_lived import settle
 from graphmem.errors import MissingStoreError
 from graphmem.memory import GraphMemory
 
@@ -98,11 +98,9 @@ def serve(host: str | None, port: int | None, data: str | None, neo4j: str | Non
     # traceback from the server's start-up
     with GraphMemory.open(settings.data, config=settings.memory_config()) as mem:
         app = create_app(settings, memory=mem)
-        # what start-up made lives as long as the server: out of the collector's sight, and
-        # the young generation collected less often (a search allocates thousands of
-        # objects; a full pass over the hot cache's results took ~30 ms)
-        gc.freeze()
-        gc.set_threshold(50_000, 20, 100)
+        # what start-up made, the model included, lives as long as the server: out of the
+        # collector's sight (a full pass over it took up to 255 ms inside a search)
+        settle(mem.embedder)
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
 
 @main.command("mcp")
