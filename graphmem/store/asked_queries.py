@@ -116,10 +116,12 @@ def reference(index: VectorIndex, queries: np.ndarray, k: int = 10, keep: int = 
     shift a reference by that row)."""
     qs = np.asarray(queries, dtype=np.float32)
     m = len(qs)
-    # the best ``keep`` rows of each question so far (columns), merged block by block in a
-    # few whole-array steps: a loop per question held the GIL from the queries being served
-    rows = np.zeros((0, m), dtype=np.int64)
-    got = np.zeros((0, m), dtype=np.float32)
+    # the best ``keep`` rows of each question so far (a row per question), merged block by
+    # block in a few whole-array steps: a loop per question held the GIL from the queries
+    # being served; questions as rows keep each partition contiguous (as columns it was 1.2
+    # of a 2.9 s check at 1M)
+    rows = np.zeros((m, 0), dtype=np.int64)
+    got = np.zeros((m, 0), dtype=np.float32)
     start = 0
     while True:
         with guard():
@@ -127,19 +129,19 @@ def reference(index: VectorIndex, queries: np.ndarray, k: int = 10, keep: int = 
             if start >= n or m == 0:
                 break
             end = min(n, start + BLOCK)
-            scores = index.scores_block(start, end, qs)
+            scores = np.ascontiguousarray(index.scores_block(start, end, qs).T)
         take = min(keep, end - start)
-        part = np.argpartition(-scores, take - 1, axis=0)[:take]
-        rows = np.concatenate([rows, start + part])
-        got = np.concatenate([got, np.take_along_axis(scores, part, axis=0)])
-        if len(rows) > keep:
-            top = np.argpartition(-got, keep - 1, axis=0)[:keep]
-            rows = np.take_along_axis(rows, top, axis=0)
-            got = np.take_along_axis(got, top, axis=0)
+        part = np.argpartition(-scores, take - 1, axis=1)[:, :take]
+        rows = np.concatenate([rows, start + part], axis=1)
+        got = np.concatenate([got, np.take_along_axis(scores, part, axis=1)], axis=1)
+        if rows.shape[1] > keep:
+            top = np.argpartition(-got, keep - 1, axis=1)[:, :keep]
+            rows = np.take_along_axis(rows, top, axis=1)
+            got = np.take_along_axis(got, top, axis=1)
         start = end
-    order = np.argsort(-got, axis=0)
-    best = [(np.take_along_axis(rows, order, axis=0)[:, j],
-             np.take_along_axis(got, order, axis=0)[:, j]) for j in range(m)]
+    order = np.argsort(-got, axis=1)
+    best = [(np.take_along_axis(rows, order, axis=1)[j], np.take_along_axis(got, order, axis=1)[j])
+            for j in range(m)]
     out: list[set[str]] = []
     for q, (rows, got) in zip(qs, best, strict=True):
         rows, got = rows[np.isfinite(got)], got[np.isfinite(got)]

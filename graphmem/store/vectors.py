@@ -489,12 +489,13 @@ class VectorIndex:
         """Content rows ``start..end`` against ``queries`` (rows x queries), inactive rows
         -inf: by the int8 copies once filled, else the float32 rows (``asked_queries``)."""
         compact = self.compact
-        if compact is not None and compact.ready:
-            block = compact.codes["content"][start:end].astype(np.float32) \
-                * compact.steps["content"]
+        qs = np.asarray(queries, dtype=np.float32)
+        if compact is not None and compact.ready:  # (codes x steps) . q = codes . (steps x q)
+            block = compact.codes["content"][start:end].astype(np.float32)
+            qs = qs * compact.steps["content"]
         else:
             block = self._content[start:end]
-        scores = block @ np.asarray(queries, dtype=np.float32).T
+        scores = block @ qs.T
         if compact is None or not compact.ready:
             self._touch(end - start)
         scores[self._status[start:end] != STATUS_CODE[Status.ACTIVE]] = -np.inf
