@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from graphmem.errors import SchemaVersionError
 
@@ -217,14 +218,9 @@ def _to_v7(conn: sqlite3.Connection) -> None:
     conn.execute(_without_vectors(info))
     names = ", ".join(r[1] for r in info if r[1] not in _VECTOR_COLUMNS)  # the table's own
     conn.execute(f"INSERT INTO memories_v7 ({names}) SELECT {names} FROM memories ORDER BY pk")
-    # the old table's pages hold only what was just copied: zeroing them (Debian builds
-    # SQLite with SECURE_DELETE on) would write the whole table once more
-    secure = conn.execute("PRAGMA secure_delete").fetchone()[0]
-    conn.execute("PRAGMA secure_delete = 0")
-    try:
+    # the old table's pages hold only what was just copied
+    with _no_secure_delete(conn):
         conn.execute("DROP TABLE memories")
-    finally:
-        conn.execute(f"PRAGMA secure_delete = {int(secure)}")
     conn.execute("ALTER TABLE memories_v7 RENAME TO memories")
     _run(conn, _INDEXES_V7)
 
@@ -302,9 +298,17 @@ def _give_back_pages(conn: sqlite3.Connection) -> None:
     if free * 4 < total:
         return
     log.warning("schema 7: returning %d free pages of %d to the disk (VACUUM)", free, total)
+    with _no_secure_delete(conn):
+        conn.execute("VACUUM")
+
+
+@contextmanager
+def _no_secure_delete(conn: sqlite3.Connection) -> Iterator[None]:
+    """Freed pages left as they are for the block (Debian builds SQLite with SECURE_DELETE
+    on: zeroing a 4 GB table's pages that hold only copied data wrote it all once more)."""
     secure = conn.execute("PRAGMA secure_delete").fetchone()[0]
     conn.execute("PRAGMA secure_delete = 0")
     try:
-        conn.execute("VACUUM")
+        yield
     finally:
         conn.execute(f"PRAGMA secure_delete = {int(secure)}")
