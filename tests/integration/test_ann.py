@@ -65,6 +65,20 @@ def recall(store: SQLiteStore, queries: np.ndarray, k: int = 10, **kw: object) -
     return float(np.mean(hits))
 
 
+def serves_exactly_and_follows_writes(store: SQLiteStore, queries: np.ndarray) -> None:
+    """Both fields find the exact top-10; the answers are the exact scan's, scores and ties
+    included; a write after the build is served at once, a delete is gone."""
+    assert recall(store, queries) >= 0.98
+    assert recall(store, queries, field="context") >= 0.98
+    assert store.vector_topk(NS, queries[0], 10) == store._vectors[NS].topk(
+        queries[0], 10, exact=True)
+    probe = queries[0]
+    store.apply(WriteBatch(NS, memories=memories(probe[None, :], start=10_000)))
+    assert store.vector_topk(NS, probe, 1)[0][0] == "m10000"
+    store.apply(WriteBatch(NS, delete_memories=["m10000"]))
+    assert "m10000" not in {i for i, _ in store.vector_topk(NS, probe, 10)}
+
+
 def test_codes_serve_the_exact_top_k_and_follow_writes(tmp_path: Path) -> None:
     store = open_store(tmp_path, ann_candidates=50)
     try:
@@ -72,17 +86,9 @@ def test_codes_serve_the_exact_top_k_and_follow_writes(tmp_path: Path) -> None:
         assert store.ann_states() == {NS: "built"}
         assert store._vectors[NS].ann is not None
         queries = clustered(40, seed=1)
-        assert recall(store, queries) >= 0.98
-        assert recall(store, queries, field="context") >= 0.98
-        # the answers are the exact scan's, scores and ties included
-        assert store.vector_topk(NS, queries[0], 10) == store._vectors[NS].topk(
-            queries[0], 10, exact=True)
-        # a write after the build is served at once, a delete is gone, a state is filtered
+        serves_exactly_and_follows_writes(store, queries)
+        # a state is filtered
         probe = queries[0]
-        store.apply(WriteBatch(NS, memories=memories(probe[None, :], start=10_000)))
-        assert store.vector_topk(NS, probe, 1)[0][0] == "m10000"
-        store.apply(WriteBatch(NS, delete_memories=["m10000"]))
-        assert "m10000" not in {i for i, _ in store.vector_topk(NS, probe, 10)}
         top = store.vector_topk(NS, probe, 1)[0][0]
         store.apply(WriteBatch(NS, patches=[(top, {"status": Status.ARCHIVED})]))
         assert top not in {i for i, _ in store.vector_topk(NS, probe, 10)}

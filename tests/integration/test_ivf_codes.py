@@ -13,7 +13,15 @@ import pytest
 from graphmem.store import pq_codes
 from graphmem.store.base import WriteBatch
 from graphmem.store.pq_codes import PER_PROBE, CodeField
-from tests.integration.test_ann import NS, clustered, memories, open_store, recall, uniform
+from tests.integration.test_ann import (
+    NS,
+    clustered,
+    memories,
+    open_store,
+    recall,
+    serves_exactly_and_follows_writes,
+    uniform,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -43,15 +51,7 @@ def test_listed_codes_serve_the_exact_top_k_follow_writes_and_reload(tmp_path: P
         codes = store._vectors[NS].ann
         assert store.ann_states() == {NS: "built"} and codes is not None
         assert codes["content"].lists > 0 and codes["context"].lists > 0
-        assert recall(store, queries) >= 0.98
-        assert recall(store, queries, field="context") >= 0.98
-        assert store.vector_topk(NS, queries[0], 10) == store._vectors[NS].topk(
-            queries[0], 10, exact=True)
-        probe = queries[3]
-        store.apply(WriteBatch(NS, memories=memories(probe[None, :], start=10_000)))
-        assert store.vector_topk(NS, probe, 1)[0][0] == "m10000"
-        store.apply(WriteBatch(NS, delete_memories=["m10000"]))
-        assert "m10000" not in {i for i, _ in store.vector_topk(NS, probe, 10)}
+        serves_exactly_and_follows_writes(store, queries)
         before = [store.vector_topk(NS, q, 10) for q in queries]
     finally:
         store.close()
