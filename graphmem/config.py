@@ -290,6 +290,12 @@ class StoreConfig(_Frozen):
     ann_min_recall: float = Field(default=0.98, ge=0, le=1)
     #: build in a background thread while the exact scan answers (False: inside the write)
     ann_build_in_background: bool = True
+    #: a background check of the codes against the questions asked (ADR 0027) waits until
+    #: no question or write came for this long (the queries being served come first) ...
+    ann_check_quiet_ms: int = Field(default=500, ge=0)
+    #: ... but not longer than this in all: a store that is never quiet is checked anyway
+    #: (niced, beside the queries; ADR 0032)
+    ann_check_patience_s: float = Field(default=600.0, ge=0)
     #: embedded store: a namespace with at least this many vectors keeps its float32 rows in
     #: memory-mapped files under ``<data>/vectors`` (opened without reading them, pages the
     #: kernel can reclaim); 0 = always in the process's memory (ADR 0020)

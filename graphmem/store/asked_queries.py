@@ -39,8 +39,8 @@ class AskedQueries:
 
     Example:
         >>> asked = AskedQueries(2, size=4)
-        >>> [asked.add(np.array([i, 1.0], np.float32)) for i in range(5)]
-        [False, False, False, True, False]
+        >>> [asked.add(np.array([i, 1.0], np.float32)) for i in (0, 1, 1, 2, 3, 4)]
+        [False, False, False, False, True, False]
         >>> asked.take().tolist(), asked.seen
         ([[1.0, 1.0], [2.0, 1.0], [3.0, 1.0], [4.0, 1.0]], 5)
     """
@@ -53,8 +53,13 @@ class AskedQueries:
 
     def add(self, query: np.ndarray) -> bool:
         """Record one question; True when a check is due (``SIZE`` questions, then each
-        doubling of the count since)."""
+        doubling of the count since). A question the ring holds already (the same vector:
+        asked again, or the hot cache's TTL passed) is not recorded again: the check's 64
+        questions are 64 different ones."""
         with self._lock:
+            filled = min(self.seen, len(self._rows))
+            if filled and bool((self._rows[:filled] == query).all(axis=1).any()):
+                return False
             self._rows[self.seen % len(self._rows)] = query
             self.seen += 1
             due = self.seen >= max(len(self._rows), 2 * self.checked_at)

@@ -5,6 +5,7 @@ rebuild."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -121,5 +122,61 @@ def test_a_closing_store_stops_a_check_where_it_is(tmp_path: Path) -> None:
         store._ann._stop.clear()
         store._ann.check_asked(index, store._lock)
         assert index.candidates > built
+    finally:
+        store.close()
+
+
+def _hard_store(tmp_path: Path, **config: object) -> tuple[SQLiteStore, int, np.ndarray]:
+    store = open_store(tmp_path, ann_candidates=10, background=True, **config)
+    store.apply(WriteBatch(NS, memories=memories(clustered(4000))))
+    store.wait_for_ann(60)
+    return store, store._vectors[NS].candidates, uniform(64, seed=12)
+
+
+def _keep_asking(store: SQLiteStore, questions: np.ndarray, seconds: float) -> list[int]:
+    """Questions asked again (not recorded: no new check is due) for ``seconds``; the
+    candidates seen after each."""
+    seen = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        for q in questions[:4]:
+            store.vector_topk_fields(NS, q, 10)
+        seen.append(store._vectors[NS].candidates)
+        time.sleep(0.01)
+    return seen
+
+
+def test_a_due_check_waits_for_a_quiet_store(tmp_path: Path) -> None:
+    """ADR 0032: the check (on this small store a few ms) does not run while questions keep
+    coming; it runs once they stop for ``ann_check_quiet_ms``."""
+    store, built, questions = _hard_store(tmp_path, ann_check_quiet_ms=300)
+    try:
+        for q in questions:  # the 64th makes a check due
+            store.vector_topk_fields(NS, q, 10)
+        assert set(_keep_asking(store, questions, 1.5)) == {built}
+        store.wait_for_ann(60)
+        assert store._vectors[NS].candidates > built
+    finally:
+        store.close()
+
+
+def test_a_store_never_quiet_is_checked_after_the_patience(tmp_path: Path) -> None:
+    store, built, questions = _hard_store(tmp_path, ann_check_quiet_ms=60_000,
+                                          ann_check_patience_s=0.3)
+    try:
+        for q in questions:
+            store.vector_topk_fields(NS, q, 10)
+        assert _keep_asking(store, questions, 2.0)[-1] > built
+    finally:
+        store.close()
+
+
+def test_a_question_asked_again_is_not_counted_twice(tmp_path: Path) -> None:
+    store, built, questions = _hard_store(tmp_path)
+    try:
+        for _ in range(2):
+            ask(store, questions[:40])  # 80 questions asked, 40 different ones
+        assert store._vectors[NS].asked.seen == 40  # type: ignore[union-attr]
+        assert store._vectors[NS].candidates == built
     finally:
         store.close()
