@@ -166,9 +166,10 @@ def memory_page(conn: sqlite3.Connection, namespace: str, after_pk: int, page: i
         extra = [s.value for s in statuses]
         where = f" AND status IN ({marks(len(extra))})"
     join = EMB_JOIN if embeddings else ""
+    # the index in pk order, named: the planner's own choice sorted the namespace (ADR 0033)
     rows = conn.execute(
-        f"SELECT memories.pk, {cols} FROM memories{join} WHERE namespace = ? AND "
-        f"memories.pk > ?{where} ORDER BY memories.pk LIMIT ?",
+        f"SELECT memories.pk, {cols} FROM memories INDEXED BY ix_memories_ns_pk{join} "
+        f"WHERE namespace = ? AND memories.pk > ?{where} ORDER BY memories.pk LIMIT ?",
         (namespace, after_pk, *extra, page)).fetchall()
     return (rows[-1][0] if rows else after_pk), [memory(r[1:], embeddings) for r in rows]
 
