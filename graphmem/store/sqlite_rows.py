@@ -243,11 +243,12 @@ def edge_page(conn: sqlite3.Connection, namespace: str, after: tuple[str, str, s
 
 
 def counts(conn: sqlite3.Connection, namespace: str) -> Counts:
+    """From the tables the triggers keep (schema 9, ADR 0034): no scan of the namespace."""
     mem = conn.execute(
-        "SELECT tier, status, kind, count(*) FROM memories WHERE namespace = ? "
-        "GROUP BY tier, status, kind", (namespace,)).fetchall()
+        "SELECT tier, status, kind, n FROM memory_counts WHERE namespace = ? AND n > 0",
+        (namespace,)).fetchall()
     edges = conn.execute(
-        "SELECT type, count(*) FROM edges WHERE namespace = ? GROUP BY type",
+        "SELECT type, n FROM edge_counts WHERE namespace = ? AND n > 0",
         (namespace,)).fetchall()
     return Counts(
         memories={(Tier(t), Status(s), k): n for t, s, k, n in mem},

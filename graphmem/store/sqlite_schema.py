@@ -15,7 +15,7 @@ from graphmem.errors import SchemaVersionError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -239,6 +239,62 @@ def _to_v8(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS ix_memories_ns_pk ON memories (namespace)")
 
 
+# v9: counts kept by triggers in the write's own transaction (ADR 0034): ``counts`` grouped
+# every row of the namespace (at 1M: 1.4 s for the memories, 2.5 s for 4M edges), and the
+# operators' stats asked it on every call. A row whose count fell to 0 stays (read: n > 0)
+_COUNTS_V9 = """
+CREATE TABLE IF NOT EXISTS memory_counts (
+    namespace TEXT NOT NULL, tier TEXT NOT NULL, status TEXT NOT NULL, kind TEXT NOT NULL,
+    n INTEGER NOT NULL, PRIMARY KEY (namespace, tier, status, kind)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS edge_counts (
+    namespace TEXT NOT NULL, type TEXT NOT NULL, n INTEGER NOT NULL,
+    PRIMARY KEY (namespace, type)
+) WITHOUT ROWID;
+DELETE FROM memory_counts;
+DELETE FROM edge_counts;
+INSERT INTO memory_counts (namespace, tier, status, kind, n)
+    SELECT namespace, tier, status, kind, count(*) FROM memories
+    GROUP BY namespace, tier, status, kind;
+INSERT INTO edge_counts (namespace, type, n)
+    SELECT namespace, type, count(*) FROM edges GROUP BY namespace, type
+"""
+_TRIGGERS_V9 = (
+    """CREATE TRIGGER IF NOT EXISTS tr_memories_counted AFTER INSERT ON memories BEGIN
+    INSERT INTO memory_counts (namespace, tier, status, kind, n)
+        VALUES (new.namespace, new.tier, new.status, new.kind, 1)
+        ON CONFLICT (namespace, tier, status, kind) DO UPDATE SET n = n + 1;
+END""",
+    """CREATE TRIGGER IF NOT EXISTS tr_memories_uncounted AFTER DELETE ON memories BEGIN
+    UPDATE memory_counts SET n = n - 1 WHERE namespace = old.namespace AND tier = old.tier
+        AND status = old.status AND kind = old.kind;
+END""",
+    """CREATE TRIGGER IF NOT EXISTS tr_memories_recounted
+    AFTER UPDATE OF namespace, tier, status, kind ON memories
+    WHEN old.namespace IS NOT new.namespace OR old.tier IS NOT new.tier
+        OR old.status IS NOT new.status OR old.kind IS NOT new.kind BEGIN
+    UPDATE memory_counts SET n = n - 1 WHERE namespace = old.namespace AND tier = old.tier
+        AND status = old.status AND kind = old.kind;
+    INSERT INTO memory_counts (namespace, tier, status, kind, n)
+        VALUES (new.namespace, new.tier, new.status, new.kind, 1)
+        ON CONFLICT (namespace, tier, status, kind) DO UPDATE SET n = n + 1;
+END""",
+    """CREATE TRIGGER IF NOT EXISTS tr_edges_counted AFTER INSERT ON edges BEGIN
+    INSERT INTO edge_counts (namespace, type, n) VALUES (new.namespace, new.type, 1)
+        ON CONFLICT (namespace, type) DO UPDATE SET n = n + 1;
+END""",
+    """CREATE TRIGGER IF NOT EXISTS tr_edges_uncounted AFTER DELETE ON edges BEGIN
+    UPDATE edge_counts SET n = n - 1 WHERE namespace = old.namespace AND type = old.type;
+END""",
+)
+
+
+def _to_v9(conn: sqlite3.Connection) -> None:
+    _run(conn, _COUNTS_V9)
+    for trigger in _TRIGGERS_V9:  # bodies hold ";": one statement each
+        conn.execute(trigger)
+
+
 def _without_vectors(info: list[tuple[int, str, str, int, str | None, int]]) -> str:
     """``memories_v7``: the memories table's columns (``PRAGMA table_info`` rows), types,
     NOT NULLs and defaults kept, without the two vector columns."""
@@ -258,7 +314,7 @@ def _without_vectors(info: list[tuple[int, str, str, int, str | None, int]]) -> 
 #: version n -> the step that takes the database to n + 1
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     0: _to_v1, 1: _to_v2, 2: _to_v3, 3: _to_v4, 4: _to_v5, 5: _to_v6, 6: _to_v7,
-    7: _to_v8}
+    7: _to_v8, 8: _to_v9}
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -126,7 +127,7 @@ def test_a_closing_store_stops_a_check_where_it_is(tmp_path: Path) -> None:
         store.close()
 
 
-def _hard_store(tmp_path: Path, **config: object) -> tuple[SQLiteStore, int, np.ndarray]:
+def _hard_store(tmp_path: Path, **config: Any) -> tuple[SQLiteStore, int, np.ndarray]:
     store = open_store(tmp_path, ann_candidates=10, background=True, **config)
     store.apply(WriteBatch(NS, memories=memories(clustered(4000))))
     store.wait_for_ann(60)

@@ -57,7 +57,7 @@ def test_schema_8_adds_the_index_to_a_store_of_schema_7(tmp_path: Path) -> None:
     conn.close()
     store = open_store(tmp_path)
     try:
-        assert sqlite_schema.current_version(store.conn) == 8
+        assert sqlite_schema.current_version(store.conn) == sqlite_schema.SCHEMA_VERSION
         pages = list(store.iter_memories(NS, page=7))
         assert [m.id for page in pages for m in page] == [f"m{i}" for i in range(30)]
     finally:
