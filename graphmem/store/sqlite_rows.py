@@ -113,9 +113,12 @@ def find_by_hash(conn: sqlite3.Connection, namespace: str, hashes: Collection[st
     unique = list(set(hashes))
     for i in range(0, len(unique), CHUNK):
         chunk = unique[i:i + CHUNK]
+        # the hash index, named: for ``ORDER BY pk`` the planner preferred schema 8's
+        # (namespace, pk) index and read the whole namespace (ADR 0033)
         for h, id_ in conn.execute(
-                f"SELECT content_hash, id FROM memories WHERE namespace = ? AND status = "
-                f"'active' AND content_hash IN ({marks(len(chunk))}) ORDER BY pk",
+                f"SELECT content_hash, id FROM memories INDEXED BY ix_memories_hash WHERE "
+                f"namespace = ? AND status = 'active' AND content_hash IN "
+                f"({marks(len(chunk))}) ORDER BY pk",
                 (namespace, *chunk)):
             out.setdefault(h, id_)
     return out

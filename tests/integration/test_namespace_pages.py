@@ -45,6 +45,36 @@ def test_a_page_reads_its_rows_whatever_the_namespace_holds(tmp_path: Path) -> N
     assert steps_for_a_page(large, 2000) <= 2 * steps_for_a_page(small, 100) + 2
 
 
+def steps_to_find_a_hash(folder: Path) -> int:
+    conn = sqlite3.connect(folder / "graphmem.db")
+    count = [0]
+
+    def tick() -> int:
+        count[0] += 1
+        return 0
+
+    conn.set_progress_handler(tick, 100)
+    try:
+        assert sqlite_rows.find_by_hash(conn, NS, ["h7", "h8", "h9"]) == {
+            "h7": "m7", "h8": "m8", "h9": "m9"}
+        return count[0]
+    finally:
+        conn.close()
+
+
+def test_a_hash_lookup_stays_on_the_hash_index(tmp_path: Path) -> None:
+    """The dedupe read of every write: ``ORDER BY pk`` drew the planner to the (namespace,
+    pk) index, which reads the whole namespace."""
+    small, large = tmp_path / "small", tmp_path / "large"
+    for folder, n in ((small, 200), (large, 4000)):
+        store = open_store(folder, mapped_rows_min=0)
+        try:
+            store.apply(WriteBatch(NS, memories=memories(unit(n))))
+        finally:
+            store.close()
+    assert steps_to_find_a_hash(large) <= 2 * steps_to_find_a_hash(small) + 2
+
+
 def test_schema_8_adds_the_index_to_a_store_of_schema_7(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     try:
