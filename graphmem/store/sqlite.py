@@ -563,15 +563,15 @@ class SQLiteStore:
                            newest: bool = False) -> list[tuple[str, str, str]]:
         with self._guard(borrow=True):
             rows = sqlite_rows.keyword_rows(self.conn, namespace, terms, k, tiers, statuses,
-                                            newest, ranked=self._many_match(namespace, terms,
-                                                                            k))
+                                            newest, ranked=newest or self._many_match(
+                                                namespace, terms, k))
         return [(r[0], r[2] or "", r[3] or "") for r in rows]
 
     def _many_match(self, namespace: str, terms: Sequence[str], k: int) -> bool:
         """One term alone is in more than ``k`` of the namespace's fields: more than ``k``
         memories match, so the unscored first try (ADR 0022) would be read and thrown away
         (at 10k, 6 of a search's 14 ms; ADR 0035). Only a hint: the ranked statement is the
-        answer either way."""
+        answer either way. Not asked for the newest matches, which are never scored."""
         stats = sqlite_keywords.read(self.conn, namespace, terms)
         return any(field.df.get(t, 0) > k for field in stats for t in terms)
 
