@@ -6,6 +6,7 @@ sample of 8)."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from graphmem.store import sqlite_rows, sqlite_schema
@@ -13,8 +14,8 @@ from graphmem.store.base import WriteBatch
 from tests.integration.test_row_files import NS, memories, open_store, unit
 
 
-def steps_for_a_page(folder: Path, after_pk: int, page: int = 8) -> int:
-    """SQLite virtual-machine steps (in hundreds) to read one page of the namespace."""
+def steps(folder: Path, read: Callable[[sqlite3.Connection], None]) -> int:
+    """SQLite virtual-machine steps (in hundreds) that ``read`` costs on the store's file."""
     conn = sqlite3.connect(folder / "graphmem.db")
     count = [0]
 
@@ -24,11 +25,17 @@ def steps_for_a_page(folder: Path, after_pk: int, page: int = 8) -> int:
 
     conn.set_progress_handler(tick, 100)
     try:
-        _, got = sqlite_rows.memory_page(conn, NS, after_pk, page, True, None)
-        assert len(got) == page
+        read(conn)
         return count[0]
     finally:
         conn.close()
+
+
+def steps_for_a_page(folder: Path, after_pk: int, page: int = 8) -> int:
+    def read(conn: sqlite3.Connection) -> None:
+        assert len(sqlite_rows.memory_page(conn, NS, after_pk, page, True, None)[1]) == page
+
+    return steps(folder, read)
 
 
 def test_a_page_reads_its_rows_whatever_the_namespace_holds(tmp_path: Path) -> None:
@@ -46,20 +53,11 @@ def test_a_page_reads_its_rows_whatever_the_namespace_holds(tmp_path: Path) -> N
 
 
 def steps_to_find_a_hash(folder: Path) -> int:
-    conn = sqlite3.connect(folder / "graphmem.db")
-    count = [0]
-
-    def tick() -> int:
-        count[0] += 1
-        return 0
-
-    conn.set_progress_handler(tick, 100)
-    try:
+    def read(conn: sqlite3.Connection) -> None:
         assert sqlite_rows.find_by_hash(conn, NS, ["h7", "h8", "h9"]) == {
             "h7": "m7", "h8": "m8", "h9": "m9"}
-        return count[0]
-    finally:
-        conn.close()
+
+    return steps(folder, read)
 
 
 def test_a_hash_lookup_stays_on_the_hash_index(tmp_path: Path) -> None:
