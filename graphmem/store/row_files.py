@@ -187,9 +187,9 @@ class RowFiles:
 
 
 def count_memories(conn: sqlite3.Connection, namespace: str) -> int:
-    """The namespace's memories in SQLite, counted from its index alone (a count that looked
-    at the rows' vectors read the whole table at open: ~1 GB of pages at 300k)."""
-    return int(conn.execute("SELECT count(*) FROM memories WHERE namespace = ?",
+    """The namespace's memories in SQLite, from the counts the triggers keep (schema 9, ADR
+    0034): counting the index had read 1M entries at every open and close (0.08 s warm)."""
+    return int(conn.execute("SELECT coalesce(sum(n), 0) FROM memory_counts WHERE namespace = ?",
                             (namespace,)).fetchone()[0])
 
 
