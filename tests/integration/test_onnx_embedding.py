@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 
 from graphmem.config import EmbeddingConfig
-from graphmem.engine.embedding import SentenceTransformerEmbedder, make_embedder
+from graphmem.engine.embedding import (
+    SentenceTransformerEmbedder,
+    default_model_path,
+    make_embedder,
+)
 from graphmem.engine.onnx_embedding import OnnxEmbedder
 
 TEXTS = ["the deploy failed", "Caroline: I went to the LGBTQ support group yesterday!",
@@ -76,3 +80,40 @@ def test_the_int8_model_is_made_once_beside_the_float_one_and_stays_close(
     stamp = model.stat().st_mtime_ns
     again = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), quantize=True)).embed(TEXTS)
     assert np.array_equal(again, got) and model.stat().st_mtime_ns == stamp
+
+
+@pytest.mark.model
+def test_tokens_are_the_model_tokenizers_own() -> None:
+    from graphmem.engine.model_folder import read
+
+    spec = read(default_model_path())
+    assert spec is not None
+    hf = SentenceTransformerEmbedder(EmbeddingConfig(backend="torch")).model
+    texts = [*TEXTS, "  Émile\u2019s café — naïve 東京 🚀 résumé\tTAB\nline  ",
+             "don't STOP!!! 3.14", "word " * 300]
+    for text in texts:
+        want = hf.tokenize([text])["input_ids"][0].tolist()
+        assert spec.tokenizer.encode(text.strip()).ids == want, text
+
+
+@pytest.mark.model
+def test_a_process_with_an_exported_model_embeds_without_torch(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    want = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path))).embed(TEXTS)  # exports once
+    code = (
+        "import json, sys\n"
+        "from graphmem.config import EmbeddingConfig\n"
+        "from graphmem.engine.embedding import make_embedder\n"
+        f"v = make_embedder(EmbeddingConfig(cache_dir={str(tmp_path)!r})).embed({TEXTS!r})\n"
+        "heavy = sorted(m for m in ('torch', 'transformers', 'sentence_transformers')"
+        " if m in sys.modules)\n"
+        "print(json.dumps({'heavy': heavy, 'v': v.tolist()}))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    got = json.loads(out.stdout)
+    assert got["heavy"] == []
+    assert float((np.array(got["v"], dtype=np.float32) * want).sum(axis=1).min()) > 0.99999
+    assert out.stderr == ""
