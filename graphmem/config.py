@@ -201,6 +201,8 @@ class RetrievalConfig(_Frozen):
     keyword_pool: int = Field(default=1000, gt=0)
     #: over the postings budget the newest matches are the candidates (ADR 0011): this many
     newest_pool: int = Field(default=200, gt=0)
+    #: read the keyword seeds in a helper thread while the query is embedded (ADR 0037)
+    overlap: bool = True
     fusion: Literal["zscore", "rrf"] = "zscore"
     rrf_k: int = Field(default=60, gt=0)
     depth: int = Field(default=1, ge=0, le=2)

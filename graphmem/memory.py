@@ -85,6 +85,7 @@ class GraphMemory(AgentMethods):
 
     def close(self) -> None:
         self._access.close()  # deferred access bookkeeping is recorded first
+        self._retriever.close()
         self.backend.close()
 
     def __enter__(self) -> GraphMemory:

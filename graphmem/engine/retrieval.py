@@ -19,11 +19,13 @@ from __future__ import annotations
 import logging
 import math
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -59,6 +61,14 @@ STRATEGIES = ("weighted", "fast_first", "comprehensive")
 #: ``since`` (at or after) / ``until`` (before)
 FILTERS = frozenset({"source", "session_id", "topic", "kind", "metadata", "type", "since",
                      "until"})
+
+
+class _Keywords(NamedTuple):
+    """A query's analysed terms, their collection statistics and its keyword seeds."""
+
+    terms: list[str]
+    stats: Any
+    seeds: list[tuple[str, float]]
 
 
 @dataclass(slots=True, frozen=True)
@@ -131,6 +141,9 @@ class Retriever:
         #: query, and splitting a thousand fields was an eighth of a retrieval at 10k
         self._terms: dict[str, tuple[str, ...]] = {}
         self.cache = HotCache(core.config.cache, core.clock)
+        #: reads the keyword seeds while the caller embeds the query (ADR 0037); lazily
+        self._helper: ThreadPoolExecutor | None = None
+        self._helper_lock = threading.Lock()
 
     def _split(self, field: str) -> tuple[str, ...]:
         terms = self._terms.get(field)
@@ -194,12 +207,12 @@ class Retriever:
         results = self.cache.get(q.namespace, q.key(), generation)
         if results is None:
             self.core.vectors.check(q.namespace)  # the query must meet vectors of its model
-            vec = self.cache.embedding(q.text, self.batcher.embed_one)
+            vec, keyword = self._embed_beside_keywords(q)
             with single_threaded_blas():
                 if q.strategy == "fast_first":
                     results = self._fall_through(q, vec)
                 else:
-                    results = self._rank(q, vec)[: q.limit]
+                    results = self._rank(q, vec, keyword)[: q.limit]
                 self._flag_disputes(q.namespace, results)
             for r in results:
                 r.memory.embedding = None
@@ -211,6 +224,49 @@ class Retriever:
         self.queries[q.namespace] += 1
         self.hits[q.namespace] += bool(results)
         return results
+
+    def _embed_beside_keywords(self, q: Query) -> tuple[np.ndarray, _Keywords | None]:
+        """The query's vector, and its keyword seeds found meanwhile (ADR 0037): the model
+        and SQLite both leave the GIL, so a helper thread reads the full-text index while
+        this one embeds. A helper still busy with other retrievals is not waited for: its
+        task is withdrawn and ``_rank`` finds the seeds itself. ``fast_first`` asks per tier."""
+        vec = self.cache.cached_embedding(q.text)
+        if vec is not None or q.strategy == "fast_first" or not self.config.retrieval.overlap:
+            return (vec if vec is not None else
+                    self.cache.embedding(q.text, self.batcher.embed_one)), None
+        with self._helper_lock:
+            if self._helper is None:
+                self._helper = ThreadPoolExecutor(2, thread_name_prefix="graphmem-keywords")
+            task = self._helper.submit(self._keyword_seeds, q)
+        try:
+            vec = self.cache.embedding(q.text, self.batcher.embed_one)
+        except BaseException:
+            task.cancel()
+            raise
+        return vec, (None if task.cancel() else task.result())
+
+    def close(self) -> None:
+        """Stop the helper thread (its tasks are finished first)."""
+        with self._helper_lock:
+            helper, self._helper = self._helper, None
+        if helper is not None:
+            helper.shutdown(wait=True)
+
+    def _keyword_seeds(self, q: Query) -> _Keywords:
+        """The query's terms, their statistics, the terms that seed and the keyword seeds
+        ranked by the namespace's BM25 (none of it needs the query's vector)."""
+        rc = self.config.retrieval
+        ns = q.namespace
+        terms = self.analyzer.query_terms(q.text)
+        statuses = (tuple(Status) if q.include_archived else (Status.ACTIVE,))
+        stats = self.store.keyword_stats(ns, terms) if terms else None
+        seed_terms = self._seed_terms(terms, stats)
+        newest = self._over_budget(seed_terms, stats)
+        asked = rc.newest_pool if newest else rc.keyword_pool
+        found = self.store.keyword_candidates(ns, seed_terms, max(rc.keyword_k, asked),
+                                              tiers=q.tiers, statuses=statuses, newest=newest)
+        keyword = self._rescore_keyword(seed_terms, stats, found)[: rc.keyword_k]
+        return _Keywords(terms, stats, keyword)
 
     def _fall_through(self, q: Query, vec: np.ndarray) -> list[RetrievalResult]:
         """``fast_first`` (the seeds' meaning): search the fastest wanted tier alone, and the
@@ -228,25 +284,20 @@ class Retriever:
                 break
         return out
 
-    def _rank(self, q: Query, vec: np.ndarray) -> list[RetrievalResult]:
-        """Every candidate of the query, scored and sorted best first."""
+    def _rank(self, q: Query, vec: np.ndarray,
+              found: _Keywords | None = None) -> list[RetrievalResult]:
+        """Every candidate of the query, scored and sorted best first (``found``: its keyword
+        seeds, when they were read while the query was embedded)."""
         rc = self.config.retrieval
         w = rc.weights
         ns = q.namespace
-        terms = self.analyzer.query_terms(q.text)
         statuses = (tuple(Status) if q.include_archived else (Status.ACTIVE,))
 
         # 2. seeds (more of them when filters will drop some)
         vector_k = rc.vector_k * (rc.filtered_widen if q.filters or q.as_of else 1)
         dense, context = self.store.vector_topk_fields(ns, vec, vector_k, tiers=q.tiers,
                                                        statuses=statuses)
-        stats = self.store.keyword_stats(ns, terms) if terms else None
-        seed_terms = self._seed_terms(terms, stats)
-        newest = self._over_budget(seed_terms, stats)
-        asked = rc.newest_pool if newest else rc.keyword_pool
-        found = self.store.keyword_candidates(ns, seed_terms, max(rc.keyword_k, asked),
-                                              tiers=q.tiers, statuses=statuses, newest=newest)
-        keyword = self._rescore_keyword(seed_terms, stats, found)[: rc.keyword_k]
+        terms, stats, keyword = found if found is not None else self._keyword_seeds(q)
         ordered, seeds = scoring.seeds(dense, context, keyword, q.min_similarity, rc.rrf_k,
                                        rc.seeds)
         if not seeds:
