@@ -63,7 +63,7 @@ def filled(tmp_path: Path) -> Path:
 
 
 def test_the_seeds_are_read_while_the_query_is_embedded(filled: Path) -> None:
-    read, threads = threading.Event(), []
+    read, threads = threading.Event(), list[str]()
     embedder = WaitingEmbedder(read)
     with _open(filled, embedder) as mem:
         _spy(mem, read, threads)
@@ -73,7 +73,7 @@ def test_the_seeds_are_read_while_the_query_is_embedded(filled: Path) -> None:
 
 
 def test_without_the_overlap_the_seeds_wait_for_the_vector(filled: Path) -> None:
-    read, threads = threading.Event(), []
+    read, threads = threading.Event(), list[str]()
     embedder = WaitingEmbedder(read, patience=0.2)
     with _open(filled, embedder, overlap=False) as mem:
         _spy(mem, read, threads)
@@ -96,7 +96,7 @@ def test_the_answers_are_the_same_with_and_without_the_overlap(filled: Path) -> 
 
 
 def test_a_busy_helper_is_not_waited_for(filled: Path) -> None:
-    read, threads = threading.Event(), []
+    read, threads = threading.Event(), list[str]()
     embedder = WaitingEmbedder(read, patience=0.2)
     with _open(filled, embedder) as mem:
         _spy(mem, read, threads)
