@@ -1,7 +1,9 @@
 """A long-running process's start-up objects, kept out of the cyclic collector's passes.
 
-Loading the embedding model imports torch, transformers and sentence-transformers: ~490k
-objects the collector tracks, none of them garbage. A full (generation 2) pass over them took
+Loading the embedding model through torch, transformers and sentence-transformers made ~490k
+objects the collector tracks, none of them garbage (the ONNX backend no longer imports them
+once its model is exported, ADR 0036; the torch backend still does, and start-up's own objects
+remain). A full (generation 2) pass over them took
 14-255 ms in a process serving the 1M store, longer as it lived, and it ran inside whichever
 retrieval happened to allocate then (a 20 ms depth-1 query measured 260 ms). ``settle`` loads
 the model, then freezes everything that exists (``gc.freeze``: those objects are never
