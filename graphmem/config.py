@@ -197,8 +197,10 @@ class RetrievalConfig(_Frozen):
     #: keyword seeding uses the rarest query terms whose postings fit this budget (ADR 0002)
     seed_postings: int = Field(default=3000, gt=0)
     #: the full-text index is asked for this many candidates, which graphmem's own BM25 then
-    #: ranks: the same seeds on every engine (ADR 0007)
-    keyword_pool: int = Field(default=1000, gt=0)
+    #: ranks: the same seeds on every engine (ADR 0007). None: the store's own pool, as
+    #: large as its scorer needs (``MemoryStore.keyword_pool``: SQLite's FTS5 BM25 300,
+    #: the graph engines 1000; ADR 0038)
+    keyword_pool: int | None = Field(default=None, gt=0)
     #: over the postings budget the newest matches are the candidates (ADR 0011): this many
     newest_pool: int = Field(default=200, gt=0)
     #: read the keyword seeds in a helper thread while the query is embedded (ADR 0037)

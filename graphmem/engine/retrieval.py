@@ -262,7 +262,8 @@ class Retriever:
         stats = self.store.keyword_stats(ns, terms) if terms else None
         seed_terms = self._seed_terms(terms, stats)
         newest = self._over_budget(seed_terms, stats)
-        asked = rc.newest_pool if newest else rc.keyword_pool
+        asked = (rc.newest_pool if newest else
+                 rc.keyword_pool if rc.keyword_pool is not None else self.store.keyword_pool)
         found = self.store.keyword_candidates(ns, seed_terms, max(rc.keyword_k, asked),
                                               tiers=q.tiers, statuses=statuses, newest=newest)
         keyword = self._rescore_keyword(seed_terms, stats, found)[: rc.keyword_k]

@@ -174,6 +174,10 @@ class CypherStore:
         []
     """
 
+    #: RediSearch scores TF-IDF, Lucene BM25 per field: a pool of 200 left out memories
+    #: graphmem's BM25 ranks high on FalkorDB, 1000 did not (ADR 0007)
+    keyword_pool = 1000
+
     def __init__(self, connection: Connection, *, dim: int = 384) -> None:
         self.conn = connection
         #: (namespace, field, tiers, statuses) -> share of the last full vector fetch that

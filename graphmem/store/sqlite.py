@@ -83,6 +83,10 @@ class SQLiteStore:
         >>> store.close()
     """
 
+    #: FTS5 ranks by BM25 with graphmem's field weights: 300 candidates hold graphmem's
+    #: keyword seeds (LoCoMo identical to 1000; 6 ms less a retrieval at 10k, ADR 0038)
+    keyword_pool = 300
+
     def __init__(self, folder: str | Path, *, dim: int = 384,
                  config: StoreConfig | None = None, create: bool = True) -> None:
         self.folder = Path(folder)
