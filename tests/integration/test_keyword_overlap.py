@@ -137,6 +137,8 @@ def test_errors_on_either_side_reach_the_caller(filled: Path) -> None:
 def test_close_stops_the_helper(filled: Path) -> None:
     mem = _open(filled, FakeEmbedder())
     mem.retrieve("why was the billing service slowed down", namespace=NS)
-    assert any(t.name.startswith("graphmem-keywords") for t in threading.enumerate())
+    helper = mem._retriever._helper
+    threads = list(getattr(helper, "_threads", ()))
+    assert threads and all(t.is_alive() for t in threads)
     mem.close()
-    assert not any(t.name.startswith("graphmem-keywords") for t in threading.enumerate())
+    assert mem._retriever._helper is None and not any(t.is_alive() for t in threads)

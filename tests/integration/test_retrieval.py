@@ -196,7 +196,8 @@ def test_keyword_seeds_take_the_newest_matches_only_over_the_postings_budget(
         mem.backend.keyword_candidates = spy  # type: ignore[method-assign,assignment]
         mem.retrieve("rollback deploy", namespace=NS)
         mem.retrieve("deploy", namespace=NS)
-        assert asked == [(["rollback"], False, 1000), (["deploy"], True, 200)]
+        pool = mem.backend.keyword_pool  # the store's own (ADR 0038)
+        assert asked == [(["rollback"], False, pool), (["deploy"], True, 200)]
         got = mem.retrieve("deploy", namespace=NS, depth=0)
         assert got and all("deploy" in r.memory.content for r in got if r.terms["keyword"])
     finally:
