@@ -189,7 +189,8 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
             out = []
             for i in range(0, len(ordered), size):
                 x = self._tokenize(ordered[i:i + size])
-                hidden = session.run(None, {n: x[n].astype(np.int64) for n in self._inputs})[0]
+                hidden = session.run(None, {n: np.asarray(x[n], dtype=np.int64)
+                                            for n in self._inputs})[0]
                 mask = x["attention_mask"][..., None].astype(np.float32)
                 pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
                 out.append(pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True),

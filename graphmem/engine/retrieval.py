@@ -246,7 +246,7 @@ class Retriever:
         return vec, (None if task.cancel() else task.result())
 
     def close(self) -> None:
-        """Stop the helper thread (its tasks are finished first)."""
+        """Stop the helper's threads (their tasks are finished first)."""
         with self._helper_lock:
             helper, self._helper = self._helper, None
         if helper is not None:
