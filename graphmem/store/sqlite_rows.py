@@ -259,6 +259,16 @@ def counts(conn: sqlite3.Connection, namespace: str) -> Counts:
     )
 
 
+def _any_edges(conn: sqlite3.Connection, namespace: str, types: Collection[str]) -> bool:
+    """Whether the namespace holds an edge of one of ``types``, from the counts the triggers
+    keep in the same transaction as the edges (one key lookup a type): a retrieval's check
+    for contradictions among its answers skips the edge indexes of a namespace that has
+    none (0.2-0.9 ms at 1M memories; ADR 0039)."""
+    return conn.execute(
+        f"SELECT 1 FROM edge_counts WHERE namespace = ? AND type IN ({marks(len(types))}) "
+        "AND n > 0 LIMIT 1", (namespace, *types)).fetchone() is not None
+
+
 def edges_of(conn: sqlite3.Connection, namespace: str, ids: Collection[str],
              types: Collection[RelationType] | None) -> list[Relation]:
     """From the table (two indexed lookups per chunk; without ANALYZE the planner scanned
@@ -272,6 +282,8 @@ def edges_of(conn: sqlite3.Connection, namespace: str, ids: Collection[str],
     # through it) before the row's other columns are read: 0.44 -> 0.19 ms for the edges
     # of 10 memories at 100k; an IN list made SQLite read every row again (0.71 ms)
     wanted = None if types is None else {t.value for t in types}
+    if wanted is not None and not _any_edges(conn, namespace, wanted):
+        return []  # the kept counts (ADR 0034) say the namespace has none of these types
     one = next(iter(wanted)) if wanted is not None and len(wanted) == 1 else None
     typed, extra = (" AND type = ?", (one,)) if one is not None else ("", ())
     for i in range(0, len(unique), CHUNK):
