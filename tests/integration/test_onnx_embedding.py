@@ -116,4 +116,4 @@ def test_a_process_with_an_exported_model_embeds_without_torch(tmp_path: Path) -
     got = json.loads(out.stdout)
     assert got["heavy"] == []
     assert float((np.array(got["v"], dtype=np.float32) * want).sum(axis=1).min()) > 0.99999
-    assert out.stderr == ""
+    assert "tokenizers" not in out.stderr and "Warning" not in out.stderr, out.stderr
