@@ -3,7 +3,8 @@
 The transformer is exported once from the locally loaded weights (nothing is downloaded) into
 ``EmbeddingConfig.cache_dir`` and reused; tokenising, mean pooling and normalisation are the
 model's own. Measured on 2 cores (ADR 0010): one query 3.6 ms against 11 ms with torch, batches
-+40%, cosine to the torch vectors >= 0.9999998.
++40%, cosine to the torch vectors >= 0.9999998. The float model runs with its operators fused
+(ADR 0040, ``onnx_export``); the int8 one (``EmbeddingConfig.quantize``) as quantised.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import logging
 import os
 import tempfile
 import threading
-import warnings
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from graphmem.config import EmbeddingConfig
-from graphmem.engine import model_folder
+from graphmem.engine import model_folder, onnx_export
 from graphmem.engine.embedding import SentenceTransformerEmbedder, default_model_path
 from graphmem.errors import EmbeddingError
 
@@ -43,6 +43,8 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         self._session: Any = None
         self._inputs: list[str] = []
         self._folder: model_folder.ModelFolder | None = None
+        #: the ONNX file the session runs, once it does (plain, fused or int8)
+        self.model_file: Path | None = None
         self._lock = threading.Lock()
         #: a fast tokenizer set for padding/truncation is not safe to share between threads
         #: ("Already borrowed"); tokenising is ~0.1 ms, so requests take turns at it
@@ -74,59 +76,6 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                                      "embedding.cache_dir")
         return folder / f"{digest}.onnx"
 
-    def _export(self, path: Path) -> None:
-        import torch
-
-        transformer = self.model[0].auto_model.eval()
-        sample = self.model.tokenizer(["graphmem", "exports its model"], padding=True,
-                                      return_tensors="pt")
-        names = list(sample.keys())
-
-        class Wrapped(torch.nn.Module):
-            def __init__(self) -> None:
-                super().__init__()
-                self.inner = transformer
-
-            def forward(self, *args: Any) -> Any:
-                return self.inner(**dict(zip(names, args, strict=True))).last_hidden_state
-
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(suffix=".onnx", dir=path.parent)
-        os.close(fd)
-        axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "hidden"]}
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                torch.onnx.export(Wrapped(), tuple(sample[n] for n in names), tmp,
-                                  input_names=names, output_names=["hidden"],
-                                  dynamic_axes=axes, opset_version=17, dynamo=False)
-            os.replace(tmp, path)  # atomic: a second process sees all of it or nothing
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-
-    def _quantized(self, float_path: Path) -> Path:
-        """The int8 (per-channel, dynamic) model beside the float one, made once, atomically."""
-        path = float_path.with_name(float_path.stem + "-int8.onnx")
-        if path.exists():
-            return path
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
-        log.info("quantising the embedding model to int8 (once)")
-        fd, tmp = tempfile.mkstemp(suffix=".onnx", dir=path.parent)
-        os.close(fd)
-        root = logging.getLogger()  # the quantiser advises pre-processing on the root logger
-        level = root.level
-        root.setLevel(logging.ERROR)
-        try:
-            quantize_dynamic(float_path, tmp, weight_type=QuantType.QInt8, per_channel=True)
-            os.replace(tmp, path)
-        finally:
-            root.setLevel(level)
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        return path
-
     def _ready(self) -> Any:
         with self._lock:
             if self._session is None:
@@ -144,9 +93,12 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                 path = self._onnx_path()
                 if not path.exists():
                     log.info("exporting the embedding model to ONNX (once)")
-                    self._export(path)
+                    onnx_export.export(self.model, path)
                 if self.config.quantize:
-                    path = self._quantized(path)
+                    path = onnx_export.quantized(path)
+                else:  # fused operators, the same vectors (ADR 0040)
+                    fused = path.with_name(path.stem + "-fused.onnx")
+                    path = fused if fused.exists() else onnx_export.fused(self.model, path)
                 options = ort.SessionOptions()
                 options.intra_op_num_threads = min(2, os.cpu_count() or 1)
                 # idle workers sleep: spinning kept a core busy between a server's queries
@@ -155,6 +107,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                 self._session = ort.InferenceSession(str(path), options,
                                                      providers=["CPUExecutionProvider"])
                 self._inputs = [i.name for i in self._session.get_inputs()]
+                self.model_file = path
             return self._session
 
     def _tokenize(self, texts: list[str]) -> dict[str, np.ndarray]:

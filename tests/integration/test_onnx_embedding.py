@@ -40,11 +40,78 @@ def test_onnx_vectors_equal_the_torch_ones(tmp_path: Path) -> None:
 @pytest.mark.model
 def test_the_export_happens_once_and_leaves_no_partial_file(tmp_path: Path) -> None:
     OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path))).embed(["first"])
-    [model] = list(tmp_path.rglob("*.onnx"))
-    stamp = model.stat().st_mtime_ns
+    models = sorted(tmp_path.rglob("*"), key=lambda p: len(p.name))  # plain, then fused
+    assert [p.name for p in models] == [models[0].name,
+                                        models[0].name.replace(".onnx", "-fused.onnx")]
+    stamps = [p.stat().st_mtime_ns for p in models]
     OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path))).embed(["second"])
-    assert [p.name for p in tmp_path.rglob("*")] == [model.name]
-    assert model.stat().st_mtime_ns == stamp
+    assert sorted(tmp_path.rglob("*"), key=lambda p: len(p.name)) == models
+    assert [p.stat().st_mtime_ns for p in models] == stamps
+
+
+@pytest.mark.model
+def test_the_float_model_runs_fused_with_the_plain_files_vectors(tmp_path: Path) -> None:
+    import onnx
+
+    fused = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), batch_size=4))
+    got = fused.embed(TEXTS)
+    assert fused.model_file is not None and fused.model_file.name.endswith("-fused.onnx")
+    ops = {n.op_type for n in onnx.load(str(fused.model_file)).graph.node}
+    assert {"Attention", "SkipLayerNormalization", "EmbedLayerNormalization"} <= ops
+    plain = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), batch_size=4))
+    plain._ready()
+    plain._session = _session(fused.model_file.with_name(
+        fused.model_file.name.replace("-fused", "")))
+    want = plain.embed(TEXTS)
+    assert float((got * want).sum(axis=1).min()) > 0.99999
+
+
+def _session(path: Path) -> object:
+    import onnxruntime as ort
+
+    return ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+
+
+@pytest.mark.model
+def test_a_fused_file_that_gives_other_vectors_is_not_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    from onnxruntime.transformers import optimizer
+
+    real = optimizer.optimize_model
+
+    def wrong(*args: object, **kwargs: object) -> object:  # a fused graph, one weight off
+        from onnx import numpy_helper
+
+        graph = real(*args, **kwargs)
+        weights = next(w for w in graph.model.graph.initializer if len(w.dims) == 2
+                       and w.dims[0] == w.dims[1])
+        weights.CopyFrom(numpy_helper.from_array(-numpy_helper.to_array(weights),
+                                                 weights.name))
+        return graph
+
+    monkeypatch.setattr(optimizer, "optimize_model", wrong)
+    embedder = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)))
+    got = embedder.embed(TEXTS)
+    assert embedder.model_file is not None
+    plain = embedder.model_file.with_name(embedder.model_file.name.replace("-fused", ""))
+    assert embedder.model_file.read_bytes() == plain.read_bytes()  # the plain file serves
+    assert "differs from the plain one" in caplog.text
+    torch = SentenceTransformerEmbedder(EmbeddingConfig(backend="torch")).embed(TEXTS)
+    assert float((got * torch).sum(axis=1).min()) > 0.9999
+    # a model the optimizer cannot take at all: the plain file too, and a warning
+    for p in tmp_path.rglob("*-fused.onnx"):
+        p.unlink()
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise ValueError("no such architecture")
+
+    monkeypatch.setattr(optimizer, "optimize_model", broken)
+    caplog.clear()
+    OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path))).embed(["x"])
+    assert "were not fused (ValueError)" in caplog.text
+    assert sorted(p.name for p in tmp_path.rglob("*")) == [plain.name.replace(".onnx",
+                                                           "-fused.onnx"), plain.name]
 
 
 @pytest.mark.model
@@ -70,7 +137,9 @@ def test_the_int8_model_is_made_once_beside_the_float_one_and_stays_close(
     quant = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), quantize=True))
     got = quant.embed(TEXTS)
     names = sorted(p.name for p in tmp_path.rglob("*"))
-    assert len(names) == 2 and names[0] == names[1].replace(".onnx", "-int8.onnx")
+    # made from the plain file (as before ADR 0040), beside it and the fused one
+    assert len(names) == 3 and names[0].replace("-fused", "-int8") == names[1]
+    assert quant.model_file is not None and quant.model_file.name == names[1]
     assert root.level == before  # the quantiser's advice was silenced, not the caller's logs
     cos = (exact * got).sum(axis=1)
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
