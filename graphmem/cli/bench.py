@@ -192,13 +192,16 @@ def bench_tune(folder: Path, samples: int, out: Path | None) -> None:
 @click.option("--seconds", type=float, default=10.0, show_default=True, help="per route")
 @click.option("--stall/--no-stall", default=True, show_default=True,
               help="measure writes during a consolidation of all N (minutes at 100k)")
+@quantized_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @handles_errors
-def bench_api(n: int, clients: int, seconds: float, stall: bool, out: Path | None) -> None:
+def bench_api(n: int, clients: int, seconds: float, stall: bool, quantized: bool,
+              out: Path | None) -> None:
     """Loopback load on the REST API: req/s and p50/p95/p99 of search and write."""
     from graphmem.bench.api_load import run_api_load, table
 
     result = run_api_load(n, clients=clients, seconds=seconds, stall=stall,
+                          quantized=quantized,
                           progress=lambda msg: click.echo(msg, err=True))
     click.echo(table(result))
     if out:

@@ -108,6 +108,8 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                                                      providers=["CPUExecutionProvider"])
                 self._inputs = [i.name for i in self._session.get_inputs()]
                 self.model_file = path
+                log.info("embedding with %s (ONNX Runtime, %d threads)", path.name,
+                         options.intra_op_num_threads)
             return self._session
 
     def _tokenize(self, texts: list[str]) -> dict[str, np.ndarray]:

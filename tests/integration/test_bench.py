@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,22 @@ def test_api_load_bench_reports_both_routes() -> None:
     text = api_load.table(r)
     assert "POST /v1/search (every query new)" in text and "0 lost" in text
     assert "longest" in text
+
+
+@pytest.mark.parametrize("quantized", [False, True])
+def test_the_api_bench_server_runs_the_chosen_model(
+        quantized: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from api.settings import Settings
+    from graphmem.bench.api_load import server_env
+
+    for name in [n for n in os.environ if n.startswith("GRAPHMEM_")]:
+        monkeypatch.delenv(name)
+    for name, value in server_env(tmp_path / "keys.db", quantized).items():
+        if name.startswith("GRAPHMEM_"):
+            monkeypatch.setenv(name, value)
+    settings = Settings()
+    assert settings.embedding.quantize is quantized
+    assert settings.embedding.verify_store is False and settings.scheduler is False
 
 
 def test_plots_from_results(tmp_path: Path) -> None:
