@@ -96,8 +96,8 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                     onnx_export.export(self.model, path)
                 if self.config.quantize:
                     path = onnx_export.quantized(path)
-                else:  # fused operators, the same vectors (ADR 0040)
-                    fused = path.with_name(path.stem + "-fused.onnx")
+                else:  # fused operators, the same vectors (ADR 0040); torch only to make it
+                    fused = onnx_export.fused_path(path)
                     path = fused if fused.exists() else onnx_export.fused(self.model, path)
                 options = ort.SessionOptions()
                 options.intra_op_num_threads = min(2, os.cpu_count() or 1)

@@ -104,13 +104,18 @@ def export(model: Any, path: Path) -> None:
         _torch_export(model, tmp)
 
 
-def fused(model: Any, plain: Path) -> Path:
-    """The fused float file beside ``plain``, made once; ``plain`` itself where fusing fails.
+def fused_path(plain: Path) -> Path:
+    """Where the fused file of ``plain`` is (or will be)."""
+    return plain.with_name(plain.stem + "-fused.onnx")
 
-    A fused file whose vectors differ from the plain file's is not kept: a copy of the plain
-    file takes its name, so the next start does not try again.
+
+def fused(model: Any, plain: Path) -> Path:
+    """The fused float file beside ``plain``, made once.
+
+    Where fusing fails, or gives vectors other than the plain file's, a copy of the plain file
+    takes the fused file's name, so the next start neither tries again nor loads torch.
     """
-    path = plain.with_name(plain.stem + "-fused.onnx")
+    path = fused_path(plain)
     if path.exists():
         return path
     from onnxruntime.transformers import optimizer
