@@ -355,6 +355,53 @@ class WalkPath:
 
 
 @dataclass(slots=True)
+class Candidate:
+    """What retrieval filters and ranks a memory by, read without the rest of the record
+    (``MemoryStore.get_scored``; ADR 0041): a retrieval weighs a few hundred candidates and
+    returns ten, so only those ten are read whole. ``memory``: the whole record, when the
+    store read it anyway (a server's one round trip).
+
+    Example:
+        >>> m = Memory(id="m1", namespace="ops", content="x", keywords="deploy")
+        >>> c = Candidate.of(m)
+        >>> c.keywords, c.valid_at(m.created_at), c.memory is m
+        ('deploy', True, True)
+    """
+
+    id: str
+    status: Status
+    tier: Tier
+    kind: Kind
+    type: str
+    source: str | None
+    session_id: str | None
+    topic: str | None
+    created_at: datetime
+    valid_from: datetime | None
+    valid_until: datetime | None
+    importance: float
+    base_importance: float
+    reinforced_at: datetime
+    access_count: int
+    keywords: str
+    context_keywords: str
+    metadata: dict[str, Any]
+    memory: Memory | None = None
+
+    @classmethod
+    def of(cls, m: Memory) -> Candidate:
+        return cls(m.id, m.status, m.tier, m.kind, m.type, m.source, m.session_id, m.topic,
+                   m.created_at, m.valid_from, m.valid_until, m.importance,
+                   m.base_importance, m.reinforced_at, m.access_count, m.keywords,
+                   m.context_keywords, m.metadata, m)
+
+    def valid_at(self, at: datetime) -> bool:
+        """``Memory.valid_at``."""
+        start = self.valid_from or self.created_at
+        return start <= at and (self.valid_until is None or at < self.valid_until)
+
+
+@dataclass(slots=True)
 class RetrievalResult:
     """One ranked memory: its score, each term of it, the path that reached it, and
     whether another memory disputes it (``CONTRADICTS``).

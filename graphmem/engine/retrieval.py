@@ -38,7 +38,7 @@ from graphmem.engine.walk import bounded_walk, personalised_pagerank, propagate
 from graphmem.errors import ValidationError
 from graphmem.models import (
     TIER_ORDER,
-    Memory,
+    Candidate,
     PathStep,
     RelationType,
     RetrievalResult,
@@ -49,7 +49,7 @@ from graphmem.models import (
 from graphmem.rules import fusion, scoring
 from graphmem.rules import validation as v
 from graphmem.rules.bm25 import bm25
-from graphmem.rules.tiers import current_importance
+from graphmem.rules.tiers import age_hours, decayed_importance
 
 log = logging.getLogger(__name__)
 #: at most this many distinct keyword fields keep their split terms (then the memo starts over)
@@ -61,6 +61,15 @@ STRATEGIES = ("weighted", "fast_first", "comprehensive")
 #: ``since`` (at or after) / ``until`` (before)
 FILTERS = frozenset({"source", "session_id", "topic", "kind", "metadata", "type", "since",
                      "until"})
+
+
+class _Ranked(NamedTuple):
+    """A candidate scored: its terms and the path the walk reached it by."""
+
+    candidate: Candidate
+    score: float
+    terms: dict[str, float]
+    path: WalkPath
 
 
 class _Keywords(NamedTuple):
@@ -212,7 +221,7 @@ class Retriever:
                 if q.strategy == "fast_first":
                     results = self._fall_through(q, vec)
                 else:
-                    results = self._rank(q, vec, keyword)[: q.limit]
+                    results = self._results(q.namespace, self._rank(q, vec, keyword)[: q.limit])
                 self._flag_disputes(q.namespace, results)
             for r in results:
                 r.memory.embedding = None
@@ -278,7 +287,8 @@ class Retriever:
         for tier in TIER_ORDER:
             if q.tiers is not None and tier not in q.tiers:
                 continue
-            found = self._rank(replace(q, tiers=(tier,)), vec)[: q.limit - len(out)]
+            found = self._results(q.namespace, self._rank(replace(q, tiers=(tier,)), vec)
+                                  [: q.limit - len(out)])
             out.extend(found)
             passing += sum(r.terms["semantic"] >= q.min_similarity for r in found)
             if passing >= q.limit or len(out) >= q.limit:
@@ -286,7 +296,7 @@ class Retriever:
         return out
 
     def _rank(self, q: Query, vec: np.ndarray,
-              found: _Keywords | None = None) -> list[RetrievalResult]:
+              found: _Keywords | None = None) -> list[_Ranked]:
         """Every candidate of the query, scored and sorted best first (``found``: its keyword
         seeds, when they were read while the query was embedded)."""
         rc = self.config.retrieval
@@ -341,7 +351,7 @@ class Retriever:
         now = self.clock()
         max_access = max((memories[i].access_count for i in cands), default=0)
         computed = self.config.importance.computed
-        results: list[RetrievalResult] = []
+        results: list[_Ranked] = []
         for i in cands:
             m = memories[i]
             age_h = max(0.0, (now - m.created_at).total_seconds() / 3600)
@@ -351,8 +361,9 @@ class Retriever:
                 "relevance": relevance[i], "follows": follows[i], "walk": walked[i],
                 "graph": graph.get(i, 0.0),
                 # computed importance (ADR 0014): the blend maintenance persisted
-                "importance": (m.importance if computed
-                               else current_importance(m, now, self.config.tiers)),
+                "importance": (m.importance if computed else decayed_importance(
+                    m.base_importance, m.tier, age_hours(m.reinforced_at, now),
+                    self.config.tiers)),
                 "recency": 0.5 ** (age_h / rc.recency_half_life_hours),
                 "popularity": (math.log1p(m.access_count) / math.log1p(max_access)
                                if max_access else 0.0),
@@ -368,13 +379,25 @@ class Retriever:
                                 steps=(PathStep(RelationType.SUMMARIZES, True),))
             else:
                 path = reached[i].path if i in reached else WalkPath(nodes=(i,))
-            results.append(RetrievalResult(m, score, terms_i, path))
+            results.append(_Ranked(m, score, terms_i, path))
 
-        # 5. order (the caller cuts, flags and records access)
+        # 5. order (the caller cuts, reads the cut whole, flags and records access)
         results.sort(key=lambda r: -r.score)
         return results
 
-    def _lineage(self, ns: str, archived: list[Memory]) -> dict[str, str]:
+    def _results(self, ns: str, ranked: list[_Ranked]) -> list[RetrievalResult]:
+        """The cut's results with their whole memories: one read of the few that are
+        returned (ADR 0041); a memory deleted since it was ranked drops out."""
+        missing = [r.candidate.id for r in ranked if r.candidate.memory is None]
+        whole = self.store.get_memories(ns, missing) if missing else {}
+        out = []
+        for r in ranked:
+            m = r.candidate.memory or whole.get(r.candidate.id)
+            if m is not None:
+                out.append(RetrievalResult(m, r.score, r.terms, r.path))
+        return out
+
+    def _lineage(self, ns: str, archived: list[Candidate]) -> dict[str, str]:
         """archived (or expired) id -> the active summary that stands for it (only those that
         have one: a memory no summary covers is not reachable this way)."""
         if not archived:
@@ -403,7 +426,7 @@ class Retriever:
             r.memory = written.get(r.memory.id, r.memory)
 
     # -- helpers --------------------------------------------------------------------------
-    def _keep(self, m: Memory, q: Query, lineage: Mapping[str, str]) -> bool:
+    def _keep(self, m: Candidate, q: Query, lineage: Mapping[str, str]) -> bool:
         if m.status is not Status.ACTIVE and m.id not in lineage:
             return False
         if q.tiers is not None and m.tier not in q.tiers:
@@ -467,7 +490,7 @@ class Retriever:
         scored = {i: w0 * kw.get(i, 0.0) + w1 * ctx.get(i, 0.0) for i, _, _ in found}
         return sorted(scored.items(), key=lambda x: (-x[1], x[0]))
 
-    def _keyword_terms(self, terms: list[str], stats: Any, memories: list[Memory]
+    def _keyword_terms(self, terms: list[str], stats: Any, memories: list[Candidate]
                        ) -> tuple[dict[str, float], dict[str, float]]:
         """BM25 (k1, b from config) of the candidates' keyword and context fields."""
         if not terms or stats is None:
@@ -482,7 +505,7 @@ class Retriever:
         return out[0], out[1]
 
     @staticmethod
-    def _source_boost(text: str, memories: list[Memory]) -> str | None:
+    def _source_boost(text: str, memories: list[Candidate]) -> str | None:
         """The one source (speaker / agent) among the candidates that the query names."""
         sources = {m.source for m in memories if m.source}
         named = [s for s in sources

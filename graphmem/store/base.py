@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from graphmem.errors import StoreError
-from graphmem.models import Memory, Relation, RelationType, Status, Tier, Transition
+from graphmem.models import Candidate, Memory, Relation, RelationType, Status, Tier, Transition
 from graphmem.rules.bm25 import TermStats
 
 EdgeKey = tuple[str, str, RelationType]
@@ -251,9 +251,12 @@ class MemoryStore(Protocol):
         ...
 
     def get_scored(self, namespace: str, ids: Sequence[str], vector: np.ndarray
-                   ) -> tuple[dict[str, Memory], dict[str, tuple[float, float | None]]]:
-        """``get_memories`` (without vectors) and ``similarities`` of the same ids in one read:
-        retrieval's candidates and their semantic terms, one round trip on a server (ADR 0017)."""
+                   ) -> tuple[dict[str, Candidate], dict[str, tuple[float, float | None]]]:
+        """The ``Candidate`` of each of ``ids`` in the namespace (any status) and the
+        ``similarities`` of the same ids, in one read: retrieval's candidates and their
+        semantic terms, one round trip on a server (ADR 0017). A candidate holds the
+        fields retrieval ranks by (ADR 0041); an adapter that read the whole record hands
+        it along in ``Candidate.memory``."""
         ...
 
     def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:

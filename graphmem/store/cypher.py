@@ -23,6 +23,7 @@ import numpy as np
 from graphmem import cypher
 from graphmem.errors import StoreError
 from graphmem.models import (
+    Candidate,
     Memory,
     Relation,
     RelationType,
@@ -262,7 +263,7 @@ class CypherStore:
                 for r in rows if r["content"] is not None}
 
     def get_scored(self, namespace: str, ids: Sequence[str], vector: np.ndarray
-                   ) -> tuple[dict[str, Memory], dict[str, tuple[float, float | None]]]:
+                   ) -> tuple[dict[str, Candidate], dict[str, tuple[float, float | None]]]:
         if not ids:
             return {}, {}
         unique = list(dict.fromkeys(ids))
@@ -271,13 +272,14 @@ class CypherStore:
         if self.dialect == "falkordb":
             unpacked = _unpack(rows, set(unique))
             if unpacked is None:  # a field that should not hold free text did: read apart
-                return (self.get_memories(namespace, unique),
+                return ({i: Candidate.of(m) for i, m in
+                         self.get_memories(namespace, unique).items()},
                         self.similarities(namespace, unique, vector))
             rows = unpacked
         sims = {r["id"]: (float(r["sim_content"]),
                           None if r["sim_context"] is None else float(r["sim_context"]))
                 for r in rows if r["sim_content"] is not None}
-        return {r["id"]: _memory(r) for r in rows}, sims
+        return {r["id"]: Candidate.of(_memory(r)) for r in rows}, sims
 
     def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         if not ids:

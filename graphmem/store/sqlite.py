@@ -34,6 +34,7 @@ import numpy as np
 from graphmem.config import StoreConfig
 from graphmem.errors import MissingStoreError, StoreError
 from graphmem.models import (
+    Candidate,
     Memory,
     Relation,
     RelationType,
@@ -69,6 +70,8 @@ DB_FILE = "graphmem.db"
 _FTS_MERGE_MIN = 20_000
 #: ... and a session that wrote at least this many closes with the index merged
 _FTS_MERGE_AT_CLOSE = 1000
+#: ``_share`` counts the store's memories again after this many asks (a hint may be stale)
+_TOTAL_EVERY = 256
 
 
 class SQLiteStore:
@@ -99,6 +102,7 @@ class SQLiteStore:
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._fts_written = 0  # full-text rows written since the last merge (this process)
+        self._total = (0, 0)  # (asks, the store's memories when last counted): ``_share``
         self._folder_lock = FolderLock(self.folder)
         self._conn: sqlite3.Connection | None = None
         self._vectors: dict[str, VectorIndex] = {}
@@ -420,8 +424,13 @@ class SQLiteStore:
             return {} if index is None else index.similarities(ids, vector)
 
     def get_scored(self, namespace: str, ids: Sequence[str], vector: np.ndarray
-                   ) -> tuple[dict[str, Memory], dict[str, tuple[float, float | None]]]:
-        return self.get_memories(namespace, ids), self.similarities(namespace, ids, vector)
+                   ) -> tuple[dict[str, Candidate], dict[str, tuple[float, float | None]]]:
+        with self._guard(borrow=True):
+            index = self._vectors.get(namespace)
+            unique = list(dict.fromkeys(ids))
+            found = sqlite_rows.candidates(self.conn, namespace, unique,
+                                           [] if index is None else index.pks_of(unique))
+            return found, ({} if index is None else index.similarities(unique, vector))
 
     def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         with self._guard(borrow=True):
@@ -558,7 +567,8 @@ class SQLiteStore:
                      ) -> list[tuple[str, float]]:
         with self._guard(borrow=True):
             rows = sqlite_rows.keyword_rows(self.conn, namespace, terms, k, tiers, statuses,
-                                            newest)
+                                            newest, share=self._share(namespace, tiers,
+                                                                      statuses))
         return [(r[0], float(r[1])) for r in rows]
 
     def keyword_candidates(self, namespace: str, terms: Sequence[str], k: int, *,
@@ -566,10 +576,21 @@ class SQLiteStore:
                            statuses: Collection[Status] = (Status.ACTIVE,),
                            newest: bool = False) -> list[tuple[str, str, str]]:
         with self._guard(borrow=True):
-            rows = sqlite_rows.keyword_rows(self.conn, namespace, terms, k, tiers, statuses,
-                                            newest, ranked=newest or self._many_match(
-                                                namespace, terms, k))
+            ranked = newest or self._many_match(namespace, terms, k)
+            rows = sqlite_rows.keyword_rows(
+                self.conn, namespace, terms, k, tiers, statuses, newest, ranked=ranked,
+                share=self._share(namespace, tiers, statuses) if ranked else 0.0)
         return [(r[0], r[2] or "", r[3] or "") for r in rows]
+
+    def _share(self, namespace: str, tiers: Collection[Tier] | None,
+               statuses: Collection[Status]) -> float:
+        """``sqlite_rows.share``, the store's total counted again every ``_TOTAL_EVERY``
+        asks (ADR 0041)."""
+        asked, total = self._total
+        if asked % _TOTAL_EVERY == 0:
+            total = sqlite_rows.total_memories(self.conn)
+        self._total = (asked + 1, total)
+        return sqlite_rows.share(self.conn, namespace, tiers, statuses, total)
 
     def _many_match(self, namespace: str, terms: Sequence[str], k: int) -> bool:
         """One term alone is in more than ``k`` of the namespace's fields: more than ``k``

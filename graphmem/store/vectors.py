@@ -396,6 +396,11 @@ class VectorIndex:
                 out[id_] = (self._content[row].copy(), ctx)
         return out
 
+    def pks_of(self, ids: Sequence[str]) -> list[int]:
+        """The SQLite row ids of the indexed ``ids`` (the others are not here)."""
+        row_of, pk = self.row_of, self._pk
+        return [int(pk[row]) for id_ in ids if (row := row_of.get(id_)) is not None]
+
     def similarities(self, ids: Sequence[str], query: np.ndarray
                      ) -> dict[str, tuple[float, float | None]]:
         """id -> (content cosine, context cosine or None) for the indexed ``ids``."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from graphmem.errors import StoreError
-from graphmem.models import Memory, Relation, RelationType, Status, Tier
+from graphmem.models import Candidate, Memory, Relation, RelationType, Status, Tier
 from graphmem.store.base import MemoryStore, WriteBatch
 from graphmem.store.sqlite import SQLiteStore
 
@@ -379,11 +380,17 @@ def test_keyword_candidates_are_the_search_with_its_fields(store: MemoryStore) -
 
 
 def test_get_scored_is_get_memories_with_similarities(store: MemoryStore) -> None:
-    """Retrieval's candidate read (ADR 0017) answers what its two reads answer apart."""
+    """Retrieval's candidate read (ADR 0017) answers what its two reads answer apart: the
+    ranked fields of each memory (``Candidate``, ADR 0041), and the cosines."""
     odd = memory(2, keywords='odd "quoted\\ keyword')  # FalkorDB's toJSON leaves it raw
     odd.content, odd.metadata = 'free "text"\n\\ é', {"k": 'v"\n'}
-    store.apply(WriteBatch(NS, memories=[memory(1, context=True), memory(5,
-                                         status=Status.ARCHIVED)]))
+    first = memory(1, context=True)
+    first.source, first.session_id, first.topic, first.type = "alice", "s1", "deploys", "fact"
+    first.valid_from = first.created_at - timedelta(days=3)
+    first.valid_until = first.created_at + timedelta(days=3)
+    first.access_count, first.importance, first.base_importance = 4, 0.25, 0.75
+    first.context_keywords = "before deploy"
+    store.apply(WriteBatch(NS, memories=[first, memory(5, status=Status.ARCHIVED)]))
     bare = memory(3)
     bare.embedding = None
     store.apply(WriteBatch(NS, memories=[bare]))
@@ -395,12 +402,17 @@ def test_get_scored_is_get_memories_with_similarities(store: MemoryStore) -> Non
     assert "m2" not in memories
     store.apply(WriteBatch(NS, memories=[odd]))
     memories, sims = store.get_scored(NS, ids, q)
-    assert memories["m2"].keywords == odd.keywords and memories["m2"].content == odd.content
+    assert memories["m2"].keywords == odd.keywords
+    assert memories["m2"].metadata == odd.metadata
     alone = store.get_memories(NS, ids)
     assert set(memories) == set(alone) == {"m1", "m2", "m3", "m5"}
-    for i, m in memories.items():
-        assert m.embedding is None and m.context_embedding is None
-        assert m == alone[i].copy(embedding=None, context_embedding=None)
+    for i, c in memories.items():
+        whole = alone[i].copy(embedding=None, context_embedding=None)
+        assert replace(c, memory=None) == replace(Candidate.of(whole), memory=None)
+        assert c.memory is None or c.memory == whole
+    assert memories["m1"].source == "alice" and memories["m1"].type == "fact"
+    assert memories["m1"].valid_until == first.valid_until
+    assert memories["m5"].status is Status.ARCHIVED
     apart = store.similarities(NS, ids, q)
     assert set(sims) == set(apart) == {"m1", "m2", "m5"}
     for i, (on_content, on_context) in sims.items():

@@ -1,0 +1,72 @@
+"""Retrieval ranks light candidates and reads whole only the memories it returns (ADR 0041):
+the results hold the whole records, as before, and a memory deleted between the two reads
+drops out instead of failing the search."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from graphmem import GraphMemory
+from graphmem.models import Candidate
+from graphmem.store.sqlite import SQLiteStore
+
+NS = "ops"
+
+
+@pytest.fixture
+def filled(mem: GraphMemory) -> list[str]:
+    ids = [mem.store(f"deploy {i} failed on host {i % 7} with error code {i}", namespace=NS,
+                     metadata={"n": i}, source="alice" if i % 2 else "bob",
+                     session_id=f"s{i % 3}").id for i in range(40)]
+    return ids
+
+
+def test_only_the_returned_memories_are_read_whole(mem: GraphMemory, filled: list[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    store = mem.backend
+    asked: list[list[str]] = []
+    ranked: list[int] = []
+    whole, scored = store.get_memories, store.get_scored
+
+    def get_memories(ns: str, ids: Any, **kw: Any) -> Any:
+        asked.append(list(ids))
+        return whole(ns, ids, **kw)
+
+    def get_scored(ns: str, ids: Any, vector: Any) -> Any:
+        found, sims = scored(ns, ids, vector)
+        assert all(isinstance(c, Candidate) for c in found.values())
+        ranked.append(len(found))
+        return found, sims
+
+    monkeypatch.setattr(store, "get_memories", get_memories)
+    monkeypatch.setattr(store, "get_scored", get_scored)
+    results = mem.retrieve("why did the deploy fail on host 3", namespace=NS, limit=4,
+                           record_access=False)
+    if not asked:  # a server's adapter reads whole records in its one round trip
+        assert not isinstance(store, SQLiteStore)
+        return
+    assert len(results) == 4 and ranked and ranked[0] > 4
+    assert [sorted(a) for a in asked] == [sorted(r.memory.id for r in results)]
+    for r in results:  # the whole record, as a read of it gives
+        assert r.memory == whole(NS, [r.memory.id])[r.memory.id]
+        assert r.memory.content.startswith("deploy ") and r.memory.metadata
+
+
+def test_a_memory_deleted_after_ranking_drops_out(mem: GraphMemory, filled: list[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    if not isinstance(mem.backend, SQLiteStore):
+        pytest.skip("a server's adapter reads the whole records with the candidates")
+    query = "why did the deploy fail on host 3"
+    before = [r.memory.id for r in mem.retrieve(query, namespace=NS, limit=5, record_access=False)]
+    store = mem.backend
+    whole = store.get_memories
+
+    def gone(ns: str, ids: Any, **kw: Any) -> Any:  # the first result deleted meanwhile
+        return {i: m for i, m in whole(ns, ids, **kw).items() if i != before[0]}
+
+    monkeypatch.setattr(store, "get_memories", gone)
+    mem.core.generation[NS] += 1  # as a write would: the hot cache does not answer
+    after = [r.memory.id for r in mem.retrieve(query, namespace=NS, limit=5, record_access=False)]
+    assert before[0] not in after and after == [i for i in before if i != before[0]]
