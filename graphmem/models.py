@@ -183,8 +183,7 @@ class Memory:
             >>> m.valid_at(m.created_at), m.valid_at(m.created_at - timedelta(days=1))
             (True, False)
         """
-        start = self.valid_from or self.created_at
-        return start <= at and (self.valid_until is None or at < self.valid_until)
+        return _holds(self.valid_from or self.created_at, self.valid_until, at)
 
     def to_dict(self, *, embeddings: bool = False) -> dict[str, Any]:
         """A JSON-ready dict; embeddings and index fields only when asked for."""
@@ -397,8 +396,12 @@ class Candidate:
 
     def valid_at(self, at: datetime) -> bool:
         """``Memory.valid_at``."""
-        start = self.valid_from or self.created_at
-        return start <= at and (self.valid_until is None or at < self.valid_until)
+        return _holds(self.valid_from or self.created_at, self.valid_until, at)
+
+
+def _holds(start: datetime, until: datetime | None, at: datetime) -> bool:
+    """Whether ``at`` is in the validity period [start, until)."""
+    return start <= at and (until is None or at < until)
 
 
 @dataclass(slots=True)
