@@ -314,20 +314,24 @@ def test_consolidation_routes(server: Server) -> None:
     h = {"Authorization": f"Bearer {admin_key}"}
     w = {"Authorization": f"Bearer {server.keys.create(['cons'], 'writer')[1]}"}
     url = f"{server.url}/v1/consolidation/runs"
-    dry = httpx.post(url, json={"namespace": "cons", "dry_run": True}, headers=w)
+    slow = 60  # a run clusters, summarises and draws its report: seconds on a busy machine
+    dry = httpx.post(url, json={"namespace": "cons", "dry_run": True}, headers=w,
+                     timeout=slow)
     assert dry.status_code == 201 and dry.json()["status"] == "dry_run", dry.text
-    assert httpx.post(url, json={"namespace": "cons"}, headers=w).status_code == 403
-    run = httpx.post(url, json={"namespace": "cons"}, headers=h).json()
+    assert httpx.post(url, json={"namespace": "cons"}, headers=w,
+                      timeout=slow).status_code == 403
+    run = httpx.post(url, json={"namespace": "cons"}, headers=h, timeout=slow).json()
     assert run["status"] == "applied" and run["report"]["summaries"] == 1
     listed = httpx.get(url, headers=w).json()
     assert [r["id"] for r in listed if r["status"] != "dry_run"] == [run["id"]]
     assert [r["id"] for r in listed if r["status"] == "dry_run"] == [dry.json()["id"]]
-    md = httpx.get(f"{url}/{run['id']}", params={"format": "md"}, headers=w)
+    md = httpx.get(f"{url}/{run['id']}", params={"format": "md"}, headers=w, timeout=slow)
     assert md.status_code == 200 and md.text.startswith("# Consolidation run")
-    page = httpx.get(f"{url}/{run['id']}", params={"format": "html"}, headers=w)
+    page = httpx.get(f"{url}/{run['id']}", params={"format": "html"}, headers=w,
+                     timeout=slow)
     assert "data:image/png;base64" in page.text
     assert httpx.post(f"{url}/{run['id']}/rollback", headers=w).status_code == 403
-    rolled = httpx.post(f"{url}/{run['id']}/rollback", headers=h).json()
+    rolled = httpx.post(f"{url}/{run['id']}/rollback", headers=h, timeout=slow).json()
     assert rolled["status"] == "rolled_back"
     other = {"Authorization": f"Bearer {server.keys.create(['elsewhere'], 'admin')[1]}"}
     assert httpx.get(f"{url}/{run['id']}", headers=other).status_code == 404
