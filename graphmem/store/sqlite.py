@@ -567,8 +567,8 @@ class SQLiteStore:
                      ) -> list[tuple[str, float]]:
         with self._guard(borrow=True):
             rows = sqlite_rows.keyword_rows(self.conn, namespace, terms, k, tiers, statuses,
-                                            newest, share=self._share(namespace, tiers,
-                                                                      statuses))
+                                            newest, share=0.0 if newest else self._share(
+                                                namespace, tiers, statuses))
         return [(r[0], float(r[1])) for r in rows]
 
     def keyword_candidates(self, namespace: str, terms: Sequence[str], k: int, *,
@@ -579,7 +579,8 @@ class SQLiteStore:
             ranked = newest or self._many_match(namespace, terms, k)
             rows = sqlite_rows.keyword_rows(
                 self.conn, namespace, terms, k, tiers, statuses, newest, ranked=ranked,
-                share=self._share(namespace, tiers, statuses) if ranked else 0.0)
+                share=self._share(namespace, tiers, statuses) if ranked and not newest
+                else 0.0)
         return [(r[0], r[2] or "", r[3] or "") for r in rows]
 
     def _share(self, namespace: str, tiers: Collection[Tier] | None,
