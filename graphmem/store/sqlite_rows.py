@@ -425,9 +425,9 @@ def _ranked_alone(conn: sqlite3.Connection, namespace: str, words: str, k: int,
 
     FTS5's bm25() counts every row of every phrase of the expression for its IDF, the tags'
     too: all of the namespace for its tag (at 100k the statement took 9.9 ms, the terms
-    alone 3.6). The tags
-    score nothing (their column weighs 0), so the terms alone rank the rows the same; the
-    best ``k`` that pass are the answer unless the ``limit`` read were all kept out."""
+    alone 3.6). The tags score nothing (their column weighs 0), so the terms alone rank the
+    rows the same; the best ``k`` that pass are the answer unless the ``limit`` read were
+    all kept out."""
     limit = math.ceil(k / share * 1.25) + 16
     wanted_status = {s.value for s in statuses}
     wanted_tier = None if tiers is None else {t.value for t in tiers}
