@@ -38,7 +38,7 @@ _ENUMS: dict[str, type[enum.Enum]] = {"kind": Kind, "tier": Tier, "status": Stat
 _FLOATS = ("base_importance", "importance", "surprise_score")
 _INTS = ("access_count", "success_count", "failure_count", "window_count")
 #: fields a record written by an older graphmem may lack, and what they start from
-_LATER = {"stored_at": "last_accessed_at", "reinforced_at": "last_accessed_at"}
+LATER = {"stored_at": "last_accessed_at", "reinforced_at": "last_accessed_at"}
 
 
 def ts(value: datetime | None) -> float | None:
@@ -123,8 +123,8 @@ def unflatten(row: Mapping[str, Any], *, embedding: np.ndarray | None = None,
     get = row.get
     for name, convert in _CONVERT:
         value = get(name)
-        if value is None and name in _LATER:
-            value = get(_LATER[name])
+        if value is None and name in LATER:
+            value = get(LATER[name])
         values[name] = value if convert is None else convert(value)
     if values["type"] is None:  # written before memory types (ADR 0013)
         values["type"] = "summary" if values["kind"] is Kind.SUMMARY else "observation"
@@ -138,7 +138,7 @@ _ROW_PLAN: tuple[tuple[int, Any], ...] = tuple(
     (-1, VECTOR_FIELDS.index(name)) if name in VECTOR_FIELDS
     else (MEMORY_FIELDS.index(name), _CONVERT[MEMORY_FIELDS.index(name)][1])
     for name in _MODEL_ORDER)
-_ROW_LATER = tuple((MEMORY_FIELDS.index(k), MEMORY_FIELDS.index(v)) for k, v in _LATER.items())
+_ROW_LATER = tuple((MEMORY_FIELDS.index(k), MEMORY_FIELDS.index(v)) for k, v in LATER.items())
 
 
 def unflatten_row(row: Sequence[Any], *, embedding: np.ndarray | None = None,
@@ -169,8 +169,6 @@ def unflatten_row(row: Sequence[Any], *, embedding: np.ndarray | None = None,
 #: the stored fields a ``Candidate`` holds, in its order (ADR 0041)
 CANDIDATE_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Candidate)
                                           if f.name != "memory")
-#: fields a record written by an older graphmem may lack -> the field they start from
-LATER: Mapping[str, str] = _LATER
 _STATUS, _TIER, _KIND = _enum(Status), _enum(Tier), _enum(Kind)
 _fromtimestamp = datetime.fromtimestamp
 
