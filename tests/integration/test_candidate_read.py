@@ -75,3 +75,30 @@ def test_a_memory_deleted_after_ranking_drops_out(mem: GraphMemory, filled: list
     mem.core.generation[NS] += 1  # as a write would: the hot cache does not answer
     after = [r.memory.id for r in mem.retrieve(query, namespace=NS, limit=5, record_access=False)]
     assert before[0] not in after and after == [i for i in before if i != before[0]]
+
+
+def test_a_record_from_before_reinforced_at_ranks_from_its_last_access(tmp_path: Any) -> None:
+    """A row an older graphmem wrote (no ``reinforced_at``) gives the candidate
+    the fallbacks the whole record gets: the decay age counts from the last access."""
+    import numpy as np
+
+    from graphmem.models import Memory
+    from graphmem.store.base import WriteBatch
+
+    store = SQLiteStore(tmp_path, dim=4)
+    store.open()
+    try:
+        vec = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+        store.apply(WriteBatch(NS, memories=[
+            Memory(id="old", namespace=NS, content="x", embedding=vec, keywords="deploy"),
+            Memory(id="new", namespace=NS, content="y", embedding=vec, keywords="deploy")]))
+        store.conn.execute("UPDATE memories SET reinforced_at = NULL, "
+                           "last_accessed_at = 1700000000 WHERE id = 'old'")
+        found, _ = store.get_scored(NS, ["old", "new"], vec)
+        whole = store.get_memories(NS, ["old", "new"])
+        for i in ("old", "new"):
+            assert replace(found[i], memory=None) == replace(Candidate.of(whole[i]),
+                                                             memory=None)
+        assert found["old"].reinforced_at.timestamp() == 1700000000
+    finally:
+        store.close()
