@@ -143,6 +143,7 @@ def test_api_load_bench_reports_both_routes() -> None:
         assert r[kind]["p50_ms"] <= r[kind]["p99_ms"]
     assert r["search_distinct"]["cache_hits"] == 0  # every query new: the pipeline answers
     assert r["search_distinct"]["server_cpu_ms_per_request"] > 0  # a server of its own
+    assert r["search_distinct"]["load_cpu_ms_per_request"] > 0  # the load generator's own
     assert r["write"]["cache_hits"] == 0
     mixed = r["mixed"]
     assert mixed["writes"] == 30 and mixed["errors"] == 0 and mixed["lost"] == 0
@@ -152,6 +153,50 @@ def test_api_load_bench_reports_both_routes() -> None:
     text = api_load.table(r)
     assert "POST /v1/search (every query new)" in text and "0 lost" in text
     assert "longest" in text
+
+
+def test_the_api_load_counts_refusals_and_keeps_its_connections(tmp_path: Path) -> None:
+    """The load generator against a server that refuses every search: each refusal is an
+    error, every request is sent once, and each client keeps one connection."""
+    import http.server
+    import threading
+
+    from graphmem.bench.api_load import _drive
+
+    seen: list[tuple[str, str]] = []
+
+    class Refusing(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive
+
+        def _reply(self, status: int, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:  # /v1/stats: no cache hits
+            self._reply(200, b'{"cache": {"hits": 0}}')
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            seen.append((self.path, self.client_address[1]))
+            self._reply(401, b'{"detail": "no"}')
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        r = _drive(f"http://127.0.0.1:{server.server_port}", "k", "search_distinct",
+                   clients=3, seconds=30.0, max_requests=30)
+    finally:
+        server.shutdown()
+    assert r["requests"] == r["errors"] == len(seen) == 30
+    assert {path for path, _ in seen} == {"/v1/search"}
+    assert len({port for _, port in seen}) == 3  # one keep-alive connection per client
+    assert r["cache_hits"] == 0 and r["load_cpu_ms_per_request"] > 0
 
 
 @pytest.mark.parametrize("quantized", [False, True])
