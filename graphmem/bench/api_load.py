@@ -73,9 +73,15 @@ def _drive(url: str, key: str, kind: str, clients: int, seconds: float,
                 body = ({"namespace": "bench", "query": query} if kind != "write" else
                         {"namespace": "bench", "content": f"{texts[i]} (load {n})"})
                 t0 = time.perf_counter()
-                http.request("POST", path, json.dumps(body), headers)
-                response = http.getresponse()
-                response.read()
+                try:
+                    http.request("POST", path, json.dumps(body), headers)
+                    response = http.getresponse()
+                    response.read()
+                except (OSError, client.HTTPException):  # a dropped connection: an error,
+                    http.close()  # and the next request opens a new one
+                    with lock:
+                        errors += 1
+                    continue
                 elapsed = time.perf_counter() - t0
                 with lock:
                     times.append(elapsed)

@@ -156,8 +156,9 @@ def test_api_load_bench_reports_both_routes() -> None:
 
 
 def test_the_api_load_counts_refusals_and_keeps_its_connections(tmp_path: Path) -> None:
-    """The load generator against a server that refuses every search: each refusal is an
-    error, every request is sent once, and each client keeps one connection."""
+    """The load generator against a server that refuses every search and drops every fifth
+    connection unanswered: each refusal and each drop is an error, a client whose connection
+    dropped goes on with a new one, and a client keeps its connection otherwise."""
     import http.server
     import threading
 
@@ -181,6 +182,9 @@ def test_the_api_load_counts_refusals_and_keeps_its_connections(tmp_path: Path) 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers["Content-Length"]))
             seen.append((self.path, self.client_address[1]))
+            if len(seen) % 5 == 0:
+                self.close_connection = True  # no reply: the client sees it dropped
+                return
             self._reply(401, b'{"detail": "no"}')
 
         def log_message(self, *args: object) -> None:
@@ -193,9 +197,9 @@ def test_the_api_load_counts_refusals_and_keeps_its_connections(tmp_path: Path) 
                    clients=3, seconds=30.0, max_requests=30)
     finally:
         server.shutdown()
-    assert r["requests"] == r["errors"] == len(seen) == 30
+    assert len(seen) == r["errors"] == 30 and r["requests"] == 24  # 6 dropped unanswered
     assert {path for path, _ in seen} == {"/v1/search"}
-    assert len({port for _, port in seen}) == 3  # one keep-alive connection per client
+    assert len({port for _, port in seen}) == 3 + 5  # kept; a new one after each drop but the 30th
     assert r["cache_hits"] == 0 and r["load_cpu_ms_per_request"] > 0
 
 
