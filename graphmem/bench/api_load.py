@@ -45,7 +45,7 @@ def _drive(url: str, key: str, kind: str, clients: int, seconds: float,
            max_requests: int) -> dict[str, Any]:
     """``clients`` threads, each on one keep-alive connection (the standard library's
     ``http.client``: ~0.35 ms of this process's CPU a request against httpx's async client's
-    2.0-2.7 ms, which the server shares the two cores with; ADR 0042)."""
+    2.0-2.7 ms, which the server shares the two cores with; ADR 0043)."""
     queries = synthetic.queries(200)
     texts = synthetic.texts(max_requests, seed=99)
     times: list[float] = []
