@@ -3,8 +3,9 @@ that choose vector candidates in namespaces past ``StoreConfig.ann_min`` (``ann_
 ADR 0019).
 
 The SQL lives beside it: ``sqlite_rows`` (reads and row decoding), ``sqlite_writes`` (a
-write batch's statements), ``sqlite_keywords`` (BM25 statistics), ``sqlite_schema``
-(migrations); this class owns the connections, the locks and the in-memory caches.
+write batch's statements), ``sqlite_keywords`` (BM25 statistics), ``sqlite_jobs``
+(consolidation runs and leases), ``sqlite_schema`` (migrations); this class owns the
+connections, the locks and the in-memory caches.
 
 SQLite is the source of truth; the caches are rebuilt from it at ``open`` and updated only
 after a transaction commits, so a failed write leaves both untouched. One process owns a data
@@ -17,7 +18,6 @@ never half of it.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sqlite3
@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,7 @@ from graphmem.models import (
     Transition,
 )
 from graphmem.rules.bm25 import TermStats
-from graphmem.store import row_files, sqlite_keywords, sqlite_rows, sqlite_writes
+from graphmem.store import row_files, sqlite_jobs, sqlite_keywords, sqlite_rows, sqlite_writes
 from graphmem.store.ann_keeper import AnnKeeper
 from graphmem.store.base import (
     ActiveColumns,
@@ -606,52 +606,34 @@ class SQLiteStore:
         with self._guard(borrow=True):
             return sqlite_keywords.read(self.conn, namespace, terms)
 
-    # jobs -----------------------------------------------------------------------------------
+    # jobs (the statements in ``sqlite_jobs``) -----------------------------------------------
     def save_run(self, run: dict[str, Any]) -> None:
         with self._guard(write=True):
-            self._transaction(lambda conn: conn.execute(
-                "INSERT INTO consolidation_runs (id, namespace, status, created_at, data) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET status = excluded.status, "
-                "data = excluded.data",
-                (run["id"], run.get("namespace"), run["status"], run["created_at"],
-                 json.dumps(run))))
+            self._transaction(lambda conn: sqlite_jobs.save_run(conn, run))
 
     def get_run(self, run_id: str) -> dict[str, Any] | None:
         with self._guard():
-            row = self.conn.execute("SELECT data FROM consolidation_runs WHERE id = ?",
-                                    (run_id,)).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+            return sqlite_jobs.get_run(self.conn, run_id)
 
     def list_runs(self) -> list[dict[str, Any]]:
         with self._guard():
-            rows = self.conn.execute("SELECT data FROM consolidation_runs ORDER BY created_at "
-                                     "DESC, id").fetchall()
-        return [json.loads(r[0]) for r in rows]
+            return sqlite_jobs.list_runs(self.conn)
 
     def run_counts(self) -> dict[str, int]:
         with self._guard():
-            return dict(self.conn.execute(
-                "SELECT status, count(*) FROM consolidation_runs GROUP BY status").fetchall())
+            return sqlite_jobs.run_counts(self.conn)
 
     def acquire_lease(self, name: str, owner: str, until: datetime, now: datetime) -> bool:
         with self._guard(write=True):
-            self._transaction(lambda conn: conn.execute(
-                "INSERT INTO leases (name, owner, expires_at) VALUES (?, ?, ?) "
-                "ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, "
-                "expires_at = excluded.expires_at "
-                "WHERE leases.owner = excluded.owner OR leases.expires_at <= ?",
-                (name, owner, until.timestamp(), now.timestamp())))
-            row = self.conn.execute("SELECT owner FROM leases WHERE name = ?",
-                                    (name,)).fetchone()
-        return bool(row and row[0] == owner)
+            self._transaction(lambda conn: sqlite_jobs.take_lease(conn, name, owner, until,
+                                                                  now))
+            held = sqlite_jobs.lease_holder(self.conn, name)
+        return held is not None and held[0] == owner
 
     def lease_holder(self, name: str) -> tuple[str, datetime] | None:
         with self._guard():
-            row = self.conn.execute("SELECT owner, expires_at FROM leases WHERE name = ?",
-                                    (name,)).fetchone()
-        return None if row is None else (str(row[0]), datetime.fromtimestamp(row[1], UTC))
+            return sqlite_jobs.lease_holder(self.conn, name)
 
     def release_lease(self, name: str, owner: str) -> None:
         with self._guard(write=True):
-            self._transaction(lambda conn: conn.execute(
-                "DELETE FROM leases WHERE name = ? AND owner = ?", (name, owner)))
+            self._transaction(lambda conn: sqlite_jobs.release_lease(conn, name, owner))
