@@ -164,7 +164,7 @@ def test_the_api_load_counts_refusals_and_keeps_its_connections(tmp_path: Path) 
 
     from graphmem.bench.api_load import _drive
 
-    seen: list[tuple[str, str]] = []
+    seen: list[tuple[str, int]] = []
 
     class Refusing(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive
