@@ -110,9 +110,10 @@ class GraphMemory(AgentMethods):
     def store_many(self, items: Sequence[MemoryInput | Mapping[str, Any] | str], *,
                    namespace: str) -> list[Memory]:
         """Store a batch atomically: all of it or, on any invalid item, nothing."""
+        batch = [dict(x) if isinstance(x, Mapping) else x for x in items]
+        vectors = self._writer.embed_ahead(namespace, batch)  # the model outside the lock
         with self._write_lock:
-            return self._writer.store_many(namespace, [dict(x) if isinstance(x, Mapping) else x
-                                                       for x in items])
+            return self._writer.store_many(namespace, batch, vectors=vectors)
 
     def relate(self, source_id: str, target_id: str, type: RelationType | str, *,
                namespace: str, score: float | None = None) -> Relation:

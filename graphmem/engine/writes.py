@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import itertools
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
 
 from graphmem.engine.core import Core
+from graphmem.engine.query_batcher import QueryBatcher
 from graphmem.engine.threads import single_threaded_blas
 from graphmem.errors import ConflictError, InvalidRelationError, LimitExceededError, NotFoundError
 from graphmem.models import (
@@ -120,10 +121,37 @@ class Writer:
         self.analyzer = core.analyzer
         self.config = core.config
         self.clock = core.clock
+        #: concurrent single writes' contents share model calls (``embed_ahead``)
+        self.batcher = QueryBatcher(core.embedder)
 
     # -- public ---------------------------------------------------------------------------
-    def store_many(self, namespace: str, inputs: Sequence[MemoryInput | dict | str]
-                   ) -> list[Memory]:
+    def embed_ahead(self, namespace: str, inputs: Sequence[MemoryInput | dict | str]
+                    ) -> dict[str, np.ndarray]:
+        """The vectors of the contents ``store_many`` will store new, embedded before the
+        caller takes the write lock (ADR 0045): the model runs while other writes do their
+        database work, and concurrent single writes share one model call. A content whose
+        twin is stored already is left out (looked up now; ``store_many`` decides again
+        under the lock and embeds whatever this missed). Invalid input raises here, as
+        ``store_many`` would."""
+        wc = self.config.write
+        ns = v.namespace(namespace)
+        if not inputs or len(inputs) > wc.max_batch:
+            return {}  # store_many says why
+        items = [self._validate(MemoryInput.coerce(x)) for x in inputs]
+        twins = self.store.find_by_hash(ns, [it.hash for it in items]) if wc.dedupe else {}
+        texts = list(dict.fromkeys(it.spec.content for it in items if it.hash not in twins))
+        if not texts:
+            return {}
+        self.core.vectors.check(ns)  # one model per namespace: refused before embedding
+        if len(texts) == 1:
+            return {texts[0]: self.batcher.embed_one(texts[0])}
+        return dict(zip(texts, self.embedder.embed(texts), strict=True))
+
+    def store_many(self, namespace: str, inputs: Sequence[MemoryInput | dict | str], *,
+                   vectors: Mapping[str, np.ndarray] | None = None) -> list[Memory]:
+        """Validate, deduplicate, embed (``vectors``: contents embedded already, from
+        ``embed_ahead``), link and write ``inputs`` as one batch; the caller holds the
+        write lock."""
         wc = self.config.write
         ns = v.namespace(namespace)
         if not inputs:
@@ -172,10 +200,14 @@ class Writer:
 
         if fresh:
             self.core.vectors.check(ns)  # one model per namespace: before anything is written
-            vectors = self.embedder.embed([it.spec.content for it in fresh])
-            for it, vec in zip(fresh, vectors, strict=True):
+            known = dict(vectors or {})
+            todo = list(dict.fromkeys(it.spec.content for it in fresh
+                                      if it.spec.content not in known))
+            if todo:
+                known.update(zip(todo, self.embedder.embed(todo), strict=True))
+            for it in fresh:
                 assert it.memory is not None
-                it.memory.embedding = vec
+                it.memory.embedding = known[it.spec.content]
         records: dict[str, Memory] = {}
         for it in items:
             assert it.memory is not None
