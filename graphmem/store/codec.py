@@ -41,6 +41,12 @@ _INTS = ("access_count", "success_count", "failure_count", "window_count")
 LATER = {"stored_at": "last_accessed_at", "reinforced_at": "last_accessed_at"}
 
 
+def untyped(kind: Kind) -> str:
+    """The type of a record written before memory types (ADR 0013): a summary's or an
+    observation."""
+    return "summary" if kind is Kind.SUMMARY else "observation"
+
+
 def ts(value: datetime | None) -> float | None:
     return None if value is None else value.timestamp()
 
@@ -126,8 +132,8 @@ def unflatten(row: Mapping[str, Any], *, embedding: np.ndarray | None = None,
         if value is None and name in LATER:
             value = get(LATER[name])
         values[name] = value if convert is None else convert(value)
-    if values["type"] is None:  # written before memory types (ADR 0013)
-        values["type"] = "summary" if values["kind"] is Kind.SUMMARY else "observation"
+    if values["type"] is None:
+        values["type"] = untyped(values["kind"])
     return Memory(**values, embedding=embedding, context_embedding=context_embedding)
 
 
@@ -162,7 +168,7 @@ def unflatten_row(row: Sequence[Any], *, embedding: np.ndarray | None = None,
                        for i, convert in _ROW_PLAN]
     m = Memory(*args)
     if m.type is None:  # written before memory types (ADR 0013)
-        m.type = "summary" if m.kind is Kind.SUMMARY else "observation"
+        m.type = untyped(m.kind)
     return m
 
 
@@ -190,8 +196,8 @@ def candidate_row(row: Sequence[Any]) -> Candidate:
      valid_until, importance, base_importance, reinforced_at, access_count, keywords,
      context_keywords, metadata) = row
     kind = _KIND(kind)
-    if type_ is None:  # written before memory types (ADR 0013)
-        type_ = "summary" if kind is Kind.SUMMARY else "observation"
+    if type_ is None:
+        type_ = untyped(kind)
     return Candidate(
         id_, _STATUS(status), _TIER(tier), kind, type_, source, session_id, topic,
         _fromtimestamp(created_at, UTC),

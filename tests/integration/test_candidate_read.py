@@ -102,3 +102,20 @@ def test_a_record_from_before_reinforced_at_ranks_from_its_last_access(tmp_path:
         assert found["old"].reinforced_at.timestamp() == 1700000000
     finally:
         store.close()
+
+
+
+@pytest.mark.parametrize("kind, expected", [("memory", "observation"), ("summary", "summary")])
+def test_a_record_from_before_memory_types_is_an_observation_or_a_summary(
+        kind: str, expected: str) -> None:
+    """A record without ``type`` (a graph engine's node or an export from before memory
+    types; SQLite's migration filled the column) decodes as an observation, or as a
+    summary when it is one, whole and as a candidate alike (ADR 0013)."""
+    from graphmem.models import Kind, Memory
+    from graphmem.store import codec
+
+    flat = codec.flatten(Memory(id="m1", namespace=NS, content="x", kind=Kind(kind),
+                                type="decision"))
+    flat["type"] = None
+    assert codec.unflatten(flat).type == expected
+    assert codec.candidate_row([flat[n] for n in codec.CANDIDATE_FIELDS]).type == expected
