@@ -198,7 +198,7 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
                  max_requests: int = 5000, progress: Any = print, writers: int = 8,
                  per_writer: int = 200, searchers: int = 4,
                  stall_seconds: float = 600.0, stall: bool = True,
-                 quantized: bool = False) -> dict[str, Any]:
+                 quantized: bool = False, float_queries: bool = False) -> dict[str, Any]:
     from datetime import UTC, datetime, timedelta
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -215,14 +215,15 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
         port = _port()
         url = f"http://127.0.0.1:{port}"
         server = _serve(data, Path(tmp) / "keys.db", port, Path(tmp) / "server.log",
-                        quantized)
+                        quantized, float_queries)
         try:
             _wait_ready(url, server, Path(tmp) / "server.log")
             httpx.post(f"{url}/v1/search", json={"namespace": "bench", "query": "warm up"},
                        headers={"Authorization": f"Bearer {key}"}, timeout=120)
             result: dict[str, Any] = {"n": n, "clients": clients, "seconds": seconds,
                                       "server": "graphmem serve (a process of its own)",
-                                      "embedding_quantized": quantized}
+                                      "embedding_quantized": quantized,
+                                      "float_queries": float_queries}
             for kind in ("search", "search_distinct", "write"):
                 progress(f"{kind}: {clients} clients for {seconds:g} s ...")
                 cpu = _cpu_seconds(server.pid)
@@ -245,21 +246,23 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
 
 
 def _serve(data: Path, keys: Path, port: int, log: Path,
-           quantized: bool = False) -> subprocess.Popen[bytes]:
+           quantized: bool = False, float_queries: bool = False) -> subprocess.Popen[bytes]:
     with open(log, "wb") as out:
         return subprocess.Popen(
             [sys.executable, "-c", "from graphmem.cli import main; main()", "serve",
-             "--data", str(data), "--port", str(port)], env=server_env(keys, quantized),
+             "--data", str(data), "--port", str(port)],
+            env=server_env(keys, quantized, float_queries),
             stdout=out, stderr=subprocess.STDOUT)
 
 
-def server_env(keys: Path, quantized: bool) -> dict[str, str]:
+def server_env(keys: Path, quantized: bool, float_queries: bool = False) -> dict[str, str]:
     """The benchmark server's environment: its keys, no scheduler, the model chosen."""
     # random vectors fill the store and the real model embeds the queries (ADR 0025's check
     # would refuse that mix: it is the benchmark's shortcut, not a user's store)
     return {**os.environ, "GRAPHMEM_KEYS_FILE": str(keys), "GRAPHMEM_SCHEDULER": "false",
             "GRAPHMEM_EMBEDDING__VERIFY_STORE": "false",
             "GRAPHMEM_EMBEDDING__QUANTIZE": "true" if quantized else "false",
+            "GRAPHMEM_EMBEDDING__QUANTIZE_QUERIES": "false" if float_queries else "true",
             "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from graphmem import GraphMemory
 from graphmem.bench.engines import engine
+from graphmem.engine.embedding import queries_of
 
 _DATE = "%I:%M %p on %d %B, %Y"
 _ID = re.compile(r"^D\d+:\d+$")
@@ -184,13 +185,22 @@ class CachedEmbedder:
         self.inner = inner
         self.dim = inner.dim
         self.cache: dict[str, Any] = {}
+        #: the queries' vectors: the inner embedder's query model (ADR 0046)
+        self.query_cache: dict[str, Any] = {}
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
+        return self._cached(texts, self.cache, self.inner.embed)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._cached(texts, self.query_cache, queries_of(self.inner))
+
+    def _cached(self, texts: Sequence[str], cache: dict[str, Any],
+                embed: Callable[[Sequence[str]], np.ndarray]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in cache]
         if missing:
-            for t, v in zip(missing, self.inner.embed(missing), strict=True):
-                self.cache[t] = v
-        return np.stack([self.cache[t] for t in texts]) if texts else np.zeros((0, self.dim))
+            for t, v in zip(missing, embed(missing), strict=True):
+                cache[t] = v
+        return np.stack([cache[t] for t in texts]) if texts else np.zeros((0, self.dim))
 
 
 SYSTEMS = ("graphmem", "dense", "bm25", "hybrid")
@@ -253,7 +263,8 @@ def run_locomo(folder: Path, *, convs: Iterable[str] | None = None,
             dia = [t["dia_id"] for t in conv.turns]
             matrix = emb.embed([t["content"] for t in conv.turns])
             bm25 = baselines.OkapiBM25([baselines.tokens(t["content"]) for t in conv.turns])
-            emb.embed([qa["question"] for qa in conv.questions])  # one vector per question
+            # one vector per question, graphmem's and the baselines' alike
+            emb.embed_queries([qa["question"] for qa in conv.questions])
             for qa in conv.questions:
                 if not qa["evidence"]:
                     continue
@@ -263,7 +274,7 @@ def run_locomo(folder: Path, *, convs: Iterable[str] | None = None,
                 per["graphmem"][cat].add([id_map[h.id] for h in hits], ev,
                                          time.perf_counter() - t0)
                 t0 = time.perf_counter()
-                dense_scores = matrix @ emb.embed([q])[0]
+                dense_scores = matrix @ emb.embed_queries([q])[0]
                 dense = baselines.rank(dense_scores, dia, len(dia))
                 t_dense = time.perf_counter() - t0
                 t0 = time.perf_counter()

@@ -37,7 +37,7 @@ from graphmem.bench import synthetic
 from graphmem.bench.engines import Engine, engine
 from graphmem.bench.scale_serve import serve_spec
 from graphmem.config import EmbeddingConfig
-from graphmem.engine.embedding import Embedder, make_embedder
+from graphmem.engine.embedding import Embedder, make_embedder, queries_of
 from graphmem.engine.writes import context_text
 
 
@@ -71,18 +71,20 @@ class PrecomputedEmbedder:
         1
     """
 
-    def __init__(self, inner: Embedder) -> None:
+    def __init__(self, inner: Embedder, *, queries: bool = False) -> None:
         self.inner = inner
         self.dim = inner.dim
         self.table: dict[str, np.ndarray] = {}
         self.misses = 0
+        #: ``queries``: the table holds the inner embedder's query vectors (ADR 0046)
+        self._embed = queries_of(inner) if queries else inner.embed
 
     def fill(self, texts: Sequence[str], batch: int = 256) -> float:
         todo = [t for t in dict.fromkeys(texts) if t not in self.table]
         start = time.perf_counter()
         for i in range(0, len(todo), batch):
             chunk = todo[i:i + batch]
-            for t, v in zip(chunk, self.inner.embed(chunk), strict=True):
+            for t, v in zip(chunk, self._embed(chunk), strict=True):
                 self.table[t] = v
         return time.perf_counter() - start
 
@@ -90,9 +92,13 @@ class PrecomputedEmbedder:
         missing = [t for t in texts if t not in self.table]
         if missing:
             self.misses += len(missing)
-            for t, v in zip(missing, self.inner.embed(missing), strict=True):
+            for t, v in zip(missing, self._embed(missing), strict=True):
                 self.table[t] = v
         return np.stack([self.table[t] for t in texts]) if texts else np.zeros((0, self.dim))
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """The table's vectors: whoever fills it chooses the model (``queries``)."""
+        return self.embed(texts)
 
 
 class Switch:
@@ -111,6 +117,9 @@ class Switch:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self.inner.embed(texts)
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return queries_of(self.inner)(texts)
+
 
 def _disk_mb(folder: Path) -> float:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20
@@ -127,22 +136,24 @@ def _context_texts(records: list[dict[str, Any]]) -> list[str]:
 def run_scale(n: int, *, embeddings: str = "real", queries: int = 200, batch: int = 1000,
               with_embedding_subset: int = 2000, folder: Path | None = None,
               store: str = "sqlite", neo4j_uri: str | None = None,
-              quantized: bool = False, progress: Any = print) -> dict[str, Any]:
+              quantized: bool = False, float_queries: bool = False,
+              progress: Any = print) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="graphmem-bench-")) if folder is None else folder
     try:
         with engine(store, tmp, neo4j_uri=neo4j_uri) as eng:
             return _run(eng, n, embeddings=embeddings, queries=queries, batch=batch,
                         with_embedding_subset=with_embedding_subset, quantized=quantized,
-                        progress=progress)
+                        float_queries=float_queries, progress=progress)
     finally:
         if folder is None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _run(eng: Engine, n: int, *, embeddings: str, queries: int, batch: int,
-         with_embedding_subset: int, quantized: bool, progress: Any) -> dict[str, Any]:
-    base: Embedder = (RandomEmbedder() if embeddings == "random"
-                      else make_embedder(EmbeddingConfig(quantize=quantized)))
+         with_embedding_subset: int, quantized: bool, float_queries: bool,
+         progress: Any) -> dict[str, Any]:
+    base: Embedder = (RandomEmbedder() if embeddings == "random" else make_embedder(
+        EmbeddingConfig(quantize=quantized, quantize_queries=not float_queries)))
     data, store = eng.target, eng.store
     namespace = f"bench-{uuid.uuid4().hex[:8]}" if eng.disk is None else "bench"
     records = synthetic.records(n)
@@ -191,7 +202,8 @@ def _run(eng: Engine, n: int, *, embeddings: str, queries: int, batch: int,
     result["close_s"] = round(time.perf_counter() - start, 3)
 
     # the serving half in a process of its own: this one holds every pre-computed vector
-    spec = serve_spec(data, eng.config, namespace, embeddings, queries, quantized)
+    spec = serve_spec(data, eng.config, namespace, embeddings, queries, quantized,
+                      float_queries)
     progress("measuring in a fresh process: open, retrieve at depth 0/1/2, memory, recall ...")
     child = subprocess.run([sys.executable, "-m", "graphmem.bench.scale_serve"],
                            input=json.dumps(spec), capture_output=True, text=True)

@@ -25,12 +25,12 @@ from graphmem import GraphMemory
 from graphmem.bench import synthetic
 from graphmem.bench.stats import latency, rss_mb
 from graphmem.config import CacheConfig, EmbeddingConfig, GraphMemConfig
-from graphmem.engine.embedding import Embedder
+from graphmem.engine.embedding import Embedder, queries_of
 from graphmem.engine.long_lived import settle
 
 
 def serve_spec(target: str, config: GraphMemConfig, namespace: str, embeddings: str,
-               queries: int, quantized: bool) -> dict[str, Any]:
+               queries: int, quantized: bool, float_queries: bool = False) -> dict[str, Any]:
     """What the child needs (JSON): the store, its config, the namespace, the embedder.
 
     Example:
@@ -42,7 +42,7 @@ def serve_spec(target: str, config: GraphMemConfig, namespace: str, embeddings: 
         raise ValueError("the serving phase does not carry passwords: use a local server")
     return {"target": target, "config": config.model_dump(mode="json"),
             "namespace": namespace, "embeddings": embeddings, "queries": queries,
-            "quantized": quantized}
+            "quantized": quantized, "float_queries": float_queries}
 
 
 def _embedder(spec: dict[str, Any]) -> Embedder:
@@ -52,7 +52,8 @@ def _embedder(spec: dict[str, Any]) -> Embedder:
         return RandomEmbedder()
     from graphmem.engine.embedding import make_embedder
 
-    return make_embedder(EmbeddingConfig(quantize=spec["quantized"]))
+    return make_embedder(EmbeddingConfig(
+        quantize=spec["quantized"], quantize_queries=not spec.get("float_queries", False)))
 
 
 def measure(spec: dict[str, Any]) -> dict[str, Any]:
@@ -82,14 +83,16 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     states = getattr(mem.backend, "ann_states", None)
     result["vector_index"] = (states() if states is not None else {}).get(namespace, "exact")
     qs = synthetic.queries(spec["queries"])
-    qpre = PrecomputedEmbedder(base)
+    qpre = PrecomputedEmbedder(base, queries=True)
     qpre.fill(qs)
     t_q = []
+    embed_query = queries_of(base)  # what a retrieval pays: the query model (ADR 0046)
     for q in qs[:50]:
         t0 = time.perf_counter()
-        base.embed([q])
+        embed_query([q])
         t_q.append(time.perf_counter() - t0)
     result["embed_query"] = latency(t_q)
+    result["query_model"] = str(getattr(base, "query_model_file", None) or "")
     result["retrieve"] = {}
     for depth in (0, 1, 2):
         total, core = [], []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -36,6 +36,20 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), dim) float32, each row L2-normalised."""
         ...
+
+
+def queries_of(embedder: Embedder) -> Callable[[Sequence[str]], np.ndarray]:
+    """How ``embedder`` embeds queries: its ``embed_queries`` where it has one (the ONNX
+    backend's int8 query model, ADR 0046), else ``embed``.
+
+    Example:
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> e = RandomEmbedder()
+        >>> queries_of(e) == e.embed
+        True
+    """
+    method = getattr(embedder, "embed_queries", None)
+    return method if callable(method) else embedder.embed
 
 
 _MODELS: dict[tuple[str, str], Any] = {}
@@ -119,6 +133,10 @@ class SentenceTransformerEmbedder:
         except Exception as exc:
             raise EmbeddingError(f"embedding failed: {exc}") from exc
         return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Queries' vectors: as memories' with torch (``quantize_queries`` is ONNX's)."""
+        return self.embed(texts)
 
 
 def make_embedder(config: EmbeddingConfig | None = None) -> SentenceTransformerEmbedder:

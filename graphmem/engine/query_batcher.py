@@ -13,7 +13,7 @@ import threading
 
 import numpy as np
 
-from graphmem.engine.embedding import Embedder
+from graphmem.engine.embedding import Embedder, queries_of
 
 
 class QueryBatcher:
@@ -26,8 +26,11 @@ class QueryBatcher:
         True
     """
 
-    def __init__(self, embedder: Embedder, max_batch: int = 32) -> None:
+    def __init__(self, embedder: Embedder, max_batch: int = 32, *,
+                 queries: bool = False) -> None:
         self.embedder = embedder
+        #: retrievals' batches embed queries (``embed_queries``, ADR 0046), writes' memories
+        self._embed_texts = queries_of(embedder) if queries else embedder.embed
         self.max_batch = max_batch
         self._cond = threading.Condition()
         self._pending: list[list[object]] = []  # [text, vector or None, error or None]
@@ -59,7 +62,7 @@ class QueryBatcher:
 
     def _embed(self, batch: list[list[object]]) -> None:
         try:
-            vectors = self.embedder.embed([str(b[0]) for b in batch])
+            vectors = self._embed_texts([str(b[0]) for b in batch])
         except BaseException as exc:  # every caller of the batch sees the model's error
             for b in batch:
                 b[2] = exc

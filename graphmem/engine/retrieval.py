@@ -138,8 +138,8 @@ class Retriever:
         self.access = access or AccessLog(core)
         self.store = core.store
         self.embedder = core.embedder
-        #: concurrent retrievals embed their queries in one model call
-        self.batcher = QueryBatcher(core.embedder)
+        #: concurrent retrievals embed their queries in one model call (the query model)
+        self.batcher = QueryBatcher(core.embedder, queries=True)
         self.analyzer = core.analyzer
         self.config = core.config
         self.clock = core.clock

@@ -40,9 +40,11 @@ def test_onnx_vectors_equal_the_torch_ones(tmp_path: Path) -> None:
 @pytest.mark.model
 def test_the_export_happens_once_and_leaves_no_partial_file(tmp_path: Path) -> None:
     OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path))).embed(["first"])
-    models = sorted(tmp_path.rglob("*"), key=lambda p: len(p.name))  # plain, then fused
+    # plain, fused, the query model (ADR 0046)
+    models = sorted(tmp_path.rglob("*"), key=lambda p: len(p.name))
     assert [p.name for p in models] == [models[0].name,
-                                        models[0].name.replace(".onnx", "-fused.onnx")]
+                                        models[0].name.replace(".onnx", "-fused.onnx"),
+                                        models[0].name.replace(".onnx", "-fused-int8-7bit.onnx")]
     stamps = [p.stat().st_mtime_ns for p in models]
     OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path))).embed(["second"])
     assert sorted(tmp_path.rglob("*"), key=lambda p: len(p.name)) == models
@@ -110,8 +112,9 @@ def test_a_fused_file_that_gives_other_vectors_is_not_kept(
     caplog.clear()
     OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path))).embed(["x"])
     assert "were not fused (ValueError)" in caplog.text
-    assert sorted(p.name for p in tmp_path.rglob("*")) == [plain.name.replace(".onnx",
-                                                           "-fused.onnx"), plain.name]
+    assert sorted(p.name for p in tmp_path.rglob("*")) == [
+        plain.name.replace(".onnx", "-fused-int8-7bit.onnx"),
+        plain.name.replace(".onnx", "-fused.onnx"), plain.name]
 
 
 @pytest.mark.model
@@ -133,7 +136,8 @@ def test_the_int8_model_is_made_once_beside_the_float_one_and_stays_close(
 
     root = logging.getLogger()
     before = root.level
-    exact = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path))).embed(TEXTS)
+    exact = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path),
+                                         quantize_queries=False)).embed(TEXTS)
     quant = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), quantize=True))
     got = quant.embed(TEXTS)
     names = sorted(p.name for p in tmp_path.rglob("*"))
@@ -171,18 +175,24 @@ def test_a_process_with_an_exported_model_embeds_without_torch(tmp_path: Path) -
     import subprocess
     import sys
 
-    want = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path))).embed(TEXTS)  # exports once
+    # exports once (plain and fused); the child makes the query model (ADR 0046) itself
+    float_only = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), quantize_queries=False))
+    want = float_only.embed(TEXTS)
+    assert not list(tmp_path.rglob("*-int8-7bit.onnx"))
     code = (
         "import json, sys\n"
         "from graphmem.config import EmbeddingConfig\n"
         "from graphmem.engine.embedding import make_embedder\n"
-        f"v = make_embedder(EmbeddingConfig(cache_dir={str(tmp_path)!r})).embed({TEXTS!r})\n"
+        f"e = make_embedder(EmbeddingConfig(cache_dir={str(tmp_path)!r}))\n"
+        f"v, q = e.embed({TEXTS!r}), e.embed_queries({TEXTS!r})\n"
         "heavy = sorted(m for m in ('torch', 'transformers', 'sentence_transformers')"
         " if m in sys.modules)\n"
-        "print(json.dumps({'heavy': heavy, 'v': v.tolist()}))\n")
+        "print(json.dumps({'heavy': heavy, 'v': v.tolist(), 'q': q.tolist()}))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     got = json.loads(out.stdout)
     assert got["heavy"] == []
     assert float((np.array(got["v"], dtype=np.float32) * want).sum(axis=1).min()) > 0.99999
+    assert list(tmp_path.rglob("*-int8-7bit.onnx"))
+    assert float((np.array(got["q"], dtype=np.float32) * want).sum(axis=1).min()) > 0.95
     assert "tokenizers" not in out.stderr and "Warning" not in out.stderr, out.stderr

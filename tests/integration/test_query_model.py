@@ -1,0 +1,102 @@
+"""Queries are embedded by the int8 query model, memories by the float one (ADR 0046)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphmem import GraphMemory
+from graphmem.config import EmbeddingConfig
+from graphmem.engine import onnx_export
+from graphmem.engine.onnx_embedding import OnnxEmbedder
+from graphmem.engine.query_batcher import QueryBatcher
+
+TEXTS = ["the deploy failed", "Caroline: I went to the LGBTQ support group yesterday!",
+         "x", "When did Melanie paint a sunrise?",
+         "Billing runs on PostgreSQL 15; migrations are applied by Alembic"]
+
+
+@pytest.mark.model
+def test_queries_take_the_int8_file_and_memories_keep_the_float_vectors(
+        tmp_path: Path) -> None:
+    import onnx
+
+    default = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)))
+    memories, queries = default.embed(TEXTS), default.embed_queries(TEXTS)
+    assert default.query_model_file is not None
+    assert default.query_model_file.name.endswith("-fused-int8-7bit.onnx")
+    ops = {n.op_type for n in onnx.load(str(default.query_model_file)).graph.node}
+    assert "DynamicQuantizeMatMul" in ops or "MatMulInteger" in ops
+    float_only = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), quantize_queries=False))
+    assert np.allclose(float_only.embed(TEXTS), memories, atol=1e-6)  # memories: float
+    assert np.allclose(float_only.embed_queries(TEXTS), memories, atol=1e-6)
+    cosines = (queries * memories).sum(axis=1)
+    assert np.allclose(np.linalg.norm(queries, axis=1), 1.0, atol=1e-5)
+    assert float(cosines.min()) > 0.98  # close to the float vectors ...
+    assert float(cosines.min()) < 0.9999  # ... and not them: the int8 file ran
+    # a store quantised as a whole embeds queries as its memories, with the int8 file
+    whole = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), quantize=True))
+    assert np.allclose(whole.embed_queries(TEXTS), whole.embed(TEXTS), atol=1e-6)
+    assert whole.query_model_file == whole.model_file
+
+
+@pytest.mark.model
+def test_a_query_model_that_strays_is_not_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(onnx_export, "QUERY_GAP", 1e-7)  # int8 strays further than this
+    embedder = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)))
+    memories = embedder.embed(TEXTS)
+    assert "strays from the float one" in caplog.text
+    assert embedder.query_model_file is not None and embedder.model_file is not None
+    assert embedder.query_model_file.read_bytes() == embedder.model_file.read_bytes()
+    assert np.allclose(embedder.embed_queries(TEXTS), memories, atol=1e-6)
+
+
+class _TwoModels:
+    """Memories and queries embedded by different (fake) models, calls counted."""
+
+    dim = 384
+
+    def __init__(self) -> None:
+        self.calls = {"embed": 0, "embed_queries": 0}
+
+    def _vectors(self, texts: Sequence[str], salt: int) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            out[i, (len(t) + salt) % self.dim] = 1.0
+        return out
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls["embed"] += len(texts)
+        return self._vectors(texts, 0)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls["embed_queries"] += len(texts)
+        return self._vectors(texts, 0)
+
+
+def test_retrieval_embeds_with_the_query_model_and_writes_with_the_memories_one(
+        tmp_path: Path) -> None:
+    embedder = _TwoModels()
+    with GraphMemory.open(tmp_path / "data", embedder=embedder) as mem:
+        mem.store("the deploy failed at noon", namespace="ops")
+        mem.store_many([{"content": "billing moved to postgres"},
+                        {"content": "the cache was cold"}], namespace="ops")
+        stored = dict(embedder.calls)
+        assert stored["embed_queries"] == 0 and stored["embed"] >= 3
+        mem.retrieve("why did the deploy fail", namespace="ops")
+        mem.retrieve("what moved to postgres", namespace="ops")
+        assert embedder.calls["embed_queries"] == 2
+        assert embedder.calls["embed"] == stored["embed"]
+
+
+def test_the_batcher_embeds_queries_only_when_asked() -> None:
+    embedder = _TwoModels()
+    QueryBatcher(embedder).embed_one("a memory")
+    assert embedder.calls == {"embed": 1, "embed_queries": 0}
+    QueryBatcher(embedder, queries=True).embed_one("a query")
+    assert embedder.calls == {"embed": 1, "embed_queries": 1}
