@@ -42,10 +42,11 @@ def _port() -> int:
 
 
 def _drive(url: str, key: str, kind: str, clients: int, seconds: float,
-           max_requests: int) -> dict[str, Any]:
+           max_requests: int, server_pid: int | None = None) -> dict[str, Any]:
     """``clients`` threads, each on one keep-alive connection (the standard library's
     ``http.client``: ~0.35 ms of this process's CPU a request against httpx's async client's
-    2.0-2.7 ms, which the server shares the two cores with; ADR 0043)."""
+    2.0-2.7 ms, which the server shares the two cores with; ADR 0043). ``server_pid``: the
+    server's CPU per request is measured too, while the threads run (not the stats reads)."""
     queries = synthetic.queries(200)
     texts = synthetic.texts(max_requests, seed=99)
     times: list[float] = []
@@ -90,18 +91,24 @@ def _drive(url: str, key: str, kind: str, clients: int, seconds: float,
             http.close()
 
     threads = [threading.Thread(target=worker, args=(n,)) for n in range(clients)]
+    server_cpu = _cpu_seconds(server_pid) if server_pid is not None else 0.0
     started, cpu = time.perf_counter(), time.process_time()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    if server_pid is not None:
+        server_cpu = _cpu_seconds(server_pid) - server_cpu
+    served = ({"server_cpu_ms_per_request": round(server_cpu * 1000 / len(times), 1)
+               if times else None} if server_pid is not None else {})
     return {"requests": len(times), "errors": errors,
             "req_per_s": round(len(times) / elapsed, 1),
             **(_latency(times) if times else {"p50_ms": None, "p95_ms": None,
                                               "p99_ms": None, "mean_ms": None}),
             "cache_hits": _cache_hits(url, key) - hits,
-            "load_cpu_ms_per_request": round(cpu * 1000 / len(times), 2) if times else None}
+            "load_cpu_ms_per_request": round(cpu * 1000 / len(times), 2) if times else None,
+            **served}
 
 
 def _cache_hits(url: str, key: str) -> int:
@@ -226,11 +233,8 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
                                       "float_queries": float_queries}
             for kind in ("search", "search_distinct", "write"):
                 progress(f"{kind}: {clients} clients for {seconds:g} s ...")
-                cpu = _cpu_seconds(server.pid)
-                result[kind] = _drive(url, key, kind, clients, seconds, max_requests)
-                done = result[kind]["requests"]
-                result[kind]["server_cpu_ms_per_request"] = (
-                    round((_cpu_seconds(server.pid) - cpu) * 1000 / done, 1) if done else None)
+                result[kind] = _drive(url, key, kind, clients, seconds, max_requests,
+                                      server_pid=server.pid)
             progress(f"mixed: {writers} writers x {per_writer} and {searchers} searchers ...")
             result["mixed"] = asyncio.run(_mixed(url, key, writers, per_writer, searchers))
             if stall:
