@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,18 +20,29 @@ TEXTS = ["the deploy failed", "Caroline: I went to the LGBTQ support group yeste
          "Billing runs on PostgreSQL 15; migrations are applied by Alembic"]
 
 
+@pytest.fixture(scope="module")
+def float_files() -> tuple[Path, Path]:
+    """The plain and fused files of the shared model cache (exported once per machine)."""
+    embedder = OnnxEmbedder(EmbeddingConfig())
+    embedder.embed(["x"])
+    assert embedder.model_file is not None
+    fused = embedder.model_file
+    return fused.with_name(fused.name.replace("-fused", "")), fused
+
+
 @pytest.mark.model
 def test_queries_take_the_int8_file_and_memories_keep_the_float_vectors(
-        tmp_path: Path) -> None:
+        float_files: tuple[Path, Path]) -> None:
     import onnx
 
-    default = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)))
+    default = OnnxEmbedder(EmbeddingConfig())
     memories, queries = default.embed(TEXTS), default.embed_queries(TEXTS)
+    assert default.model_file == float_files[1]
     assert default.query_model_file is not None
     assert default.query_model_file.name.endswith("-fused-int8-7bit.onnx")
     ops = {n.op_type for n in onnx.load(str(default.query_model_file)).graph.node}
     assert "DynamicQuantizeMatMul" in ops or "MatMulInteger" in ops
-    float_only = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), quantize_queries=False))
+    float_only = OnnxEmbedder(EmbeddingConfig(quantize_queries=False))
     assert np.allclose(float_only.embed(TEXTS), memories, atol=1e-6)  # memories: float
     assert np.allclose(float_only.embed_queries(TEXTS), memories, atol=1e-6)
     cosines = (queries * memories).sum(axis=1)
@@ -38,20 +50,23 @@ def test_queries_take_the_int8_file_and_memories_keep_the_float_vectors(
     assert float(cosines.min()) > 0.98  # close to the float vectors ...
     assert float(cosines.min()) < 0.9999  # ... and not them: the int8 file ran
     # a store quantised as a whole embeds queries as its memories, with the int8 file
-    whole = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), quantize=True))
+    whole = OnnxEmbedder(EmbeddingConfig(quantize=True))
     assert np.allclose(whole.embed_queries(TEXTS), whole.embed(TEXTS), atol=1e-6)
     assert whole.query_model_file == whole.model_file
 
 
 @pytest.mark.model
 def test_a_query_model_that_strays_is_not_kept(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path, float_files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
+    for f in float_files:  # a cache holding the float files only: the query model is made
+        shutil.copyfile(f, tmp_path / f.name)
     monkeypatch.setattr(onnx_export, "QUERY_GAP", 1e-7)  # int8 strays further than this
     embedder = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)))
     memories = embedder.embed(TEXTS)
     assert "strays from the float one" in caplog.text
     assert embedder.query_model_file is not None and embedder.model_file is not None
+    assert embedder.query_model_file.parent == tmp_path
     assert embedder.query_model_file.read_bytes() == embedder.model_file.read_bytes()
     assert np.allclose(embedder.embed_queries(TEXTS), memories, atol=1e-6)
 
