@@ -76,7 +76,8 @@ class PrecomputedEmbedder:
         self.dim = inner.dim
         self.table: dict[str, np.ndarray] = {}
         self.misses = 0
-        #: ``queries``: the table holds the inner embedder's query vectors (ADR 0046)
+        #: ``queries``: the table holds the inner embedder's query vectors (ADR 0046), and
+        #: ``embed`` serves them too: such a table stands in for the query model only
         self._embed = queries_of(inner) if queries else inner.embed
 
     def fill(self, texts: Sequence[str], batch: int = 256) -> float:
@@ -95,10 +96,6 @@ class PrecomputedEmbedder:
             for t, v in zip(missing, self._embed(missing), strict=True):
                 self.table[t] = v
         return np.stack([self.table[t] for t in texts]) if texts else np.zeros((0, self.dim))
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """The table's vectors: whoever fills it chooses the model (``queries``)."""
-        return self.embed(texts)
 
 
 class Switch:

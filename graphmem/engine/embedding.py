@@ -134,10 +134,6 @@ class SentenceTransformerEmbedder:
             raise EmbeddingError(f"embedding failed: {exc}") from exc
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Queries' vectors: as memories' with torch (``quantize_queries`` is ONNX's)."""
-        return self.embed(texts)
-
 
 def make_embedder(config: EmbeddingConfig | None = None) -> SentenceTransformerEmbedder:
     """The configured backend's embedder (``EmbeddingConfig.backend``); no I/O until the first
