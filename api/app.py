@@ -22,7 +22,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from graphmem.api import schemas as s
-from graphmem.api.auth import DEV, Principal, no_key
+from graphmem.api.auth import DEV, VERIFIED, Principal, no_key
 from graphmem.api.keys import KeyStore
 from graphmem.api.routes import (
     agents,
@@ -165,11 +165,13 @@ class Guard:
                 return
         if not self.settings.dev_no_auth and path.startswith(("/v1/", "/mcp")):
             key = _bearer(headers)
-            if not key or self.keys().verify(key) is None:
+            who = self.keys().verify(key) if key else None
+            if who is None:
                 message = ("send an API key: Authorization: Bearer <key>" if not key
                            else "unknown or revoked API key")
                 await _error(401, "unauthorized", message)(scope, receive, send)
                 return
+            scope.setdefault("state", {})[VERIFIED] = who  # the routes' ``principal``
         limit = self.settings.max_body_bytes
         length = headers.get(b"content-length", b"")
         if length.isdigit() and int(length) > limit:

@@ -43,6 +43,9 @@ class Principal:
 #: the caller when the server runs without keys (loopback only)
 DEV = Principal("dev", frozenset({"*"}), "admin")
 
+#: where ``Guard`` leaves the principal of the key it verified (the ASGI scope's ``state``)
+VERIFIED = "graphmem.principal"
+
 
 def authorize(who: Principal | None, namespace: str, role: str = "reader", *,
               served: Collection[str] = ("*",)) -> str:

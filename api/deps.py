@@ -8,27 +8,33 @@ from typing import Annotated
 from fastapi import Depends, Header, Path, Query, Request
 
 from graphmem.api import schemas as s
-from graphmem.api.auth import DEV, Principal, bad_key, bearer, no_key
+from graphmem.api.auth import DEV, VERIFIED, Principal, bad_key, bearer, no_key
 from graphmem.api.settings import Settings
 from graphmem.memory import GraphMemory
 
 
-def memory(request: Request) -> GraphMemory:
+# The dependencies are coroutines: FastAPI runs a plain function's dependency in its thread
+# pool, a hand-off per dependency per request on the event loop (ADR 0047). None of them
+# waits on anything: under /v1 and /mcp the key's verdict is the one ``Guard`` reached for
+# this very request.
+async def memory(request: Request) -> GraphMemory:
     mem: GraphMemory = request.app.state.mem
     return mem
 
 
-def settings(request: Request) -> Settings:
+async def settings(request: Request) -> Settings:
     value: Settings = request.app.state.settings
     return value
 
 
-def principal(request: Request,
-              authorization: Annotated[str | None, Header()] = None) -> Principal:
+def caller(request: Request, authorization: str | None) -> Principal:
     """Who is calling: the API key's namespaces and role (``AuthError``, 401, without a
     valid key)."""
     if request.app.state.settings.dev_no_auth:
         return DEV
+    checked: Principal | None = request.scope.get("state", {}).get(VERIFIED)
+    if checked is not None:  # Guard verified this request's key a moment ago
+        return checked
     key = bearer(authorization)
     if not key:
         raise no_key()
@@ -36,6 +42,12 @@ def principal(request: Request,
     if found is None:
         raise bad_key()
     return found
+
+
+async def principal(request: Request,
+                    authorization: Annotated[str | None, Header()] = None) -> Principal:
+    """``caller`` as a dependency."""
+    return caller(request, authorization)
 
 
 Mem = Annotated[GraphMemory, Depends(memory)]

@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from graphmem.api.auth import authorize
-from graphmem.api.deps import Auth, Mem, NsQuery, principal
+from graphmem.api.deps import Auth, Mem, NsQuery, caller
 from graphmem.errors import ForbiddenError, GraphMemError
 from graphmem.memory import GraphMemory
 
@@ -73,7 +73,7 @@ def metrics(request: Request, authorization: Annotated[str | None, Header()] = N
     state = request.app.state
     if state.settings.metrics_public:
         return Response(generate_latest(state.public_registry), media_type=CONTENT_TYPE_LATEST)
-    who = principal(request, authorization)
+    who = caller(request, authorization)
     if "*" not in who.namespaces:
         raise ForbiddenError("metrics name every namespace: they need a key for all "
                              "namespaces (*)")

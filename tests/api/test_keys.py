@@ -4,6 +4,7 @@ default keeps its key file beside the data."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import subprocess
@@ -120,3 +121,36 @@ def test_a_key_file_verdict_holds_until_the_file_changes(tmp_path: Path) -> None
     assert len(reads) == 1
     KeyStore(path, ttl=0).revoke(key_id)  # the CLI, in another process
     assert server.verify(key) is None
+
+
+def test_a_request_verifies_its_key_once(tmp_path: Path) -> None:
+    """The outer guard's verdict serves the route too (ADR 0047): one ``verify`` per request,
+    and the route's dependencies are coroutines, which FastAPI runs on the event loop rather
+    than handing each to a worker thread."""
+    from graphmem.api import deps
+
+    mem = GraphMemory.open(tmp_path / "data", clock=Clock(), embedder=FakeEmbedder())
+    settings = Settings(data=str(tmp_path / "data"), scheduler=False)
+    with TestClient(create_app(settings, memory=mem)) as client:
+        store: KeyStore = client.app.state.keys  # type: ignore[attr-defined]
+        key = store.create(["ops"], "writer")[1]
+        calls: list[str] = []
+        verify = store.verify
+
+        def counted(k: str) -> Any:
+            calls.append(k)
+            return verify(k)
+
+        store.verify = counted
+        auth = {"Authorization": f"Bearer {key}"}
+        assert client.post("/v1/memories", json={"namespace": "ops", "content": "x"},
+                           headers=auth).status_code == 201
+        assert client.post("/v1/search", json={"namespace": "ops", "query": "x"},
+                           headers=auth).json()[0]["memory"]["content"] == "x"
+        assert calls == [key, key]
+        # the guard's verdict is the key's: another namespace is still refused
+        assert client.post("/v1/search", json={"namespace": "other", "query": "x"},
+                           headers=auth).status_code == 403
+    mem.close()
+    assert all(inspect.iscoroutinefunction(f)
+               for f in (deps.principal, deps.memory, deps.settings))
