@@ -4,6 +4,10 @@ After a sentence-transformers call, torch's OpenMP workers keep spinning for a w
 OpenBLAS product started then fights them for the 2 cores and a 1 ms matrix-vector product
 takes ~100 ms (measured: retrieve p95 115 ms -> 18 ms at 10k memories). The products graphmem
 runs after embedding are small enough for one thread, so they run under this limit.
+
+A long-lived server holds the limit for good instead (``hold_single_threaded_blas``, from
+``long_lived.settle``; ADR 0048): setting and restoring it around every request took a lock
+that short requests queued on (the hot cache's repeats: 544 -> 668 requests/s held).
 """
 
 from __future__ import annotations
@@ -18,6 +22,21 @@ _controller: Any = None
 #: threads inside ``single_threaded_blas`` now, and the limiter that set the limit for them
 _inside = 0
 _limiter: Any = None
+#: the process holds one BLAS thread for good (a server): nothing to set or restore
+_held = False
+
+
+def hold_single_threaded_blas() -> None:
+    """One BLAS thread from now on, for the whole process: a server's requests then skip
+    ``single_threaded_blas``'s bookkeeping. For processes graphmem owns (``graphmem serve``),
+    not a library caller's, whose own numpy would be limited too."""
+    global _held
+    from threadpoolctl import ThreadpoolController
+
+    with _lock:
+        if not _held:  # the libraries loaded by now; not restored: the process's setting
+            ThreadpoolController().limit(limits=1, user_api="blas")
+            _held = True
 
 
 @contextmanager
@@ -27,6 +46,9 @@ def single_threaded_blas() -> Iterator[None]:
     it (each setting and restoring it raced, and cost the server's request threads ~4% of
     their time under load)."""
     global _controller, _inside, _limiter
+    if _held:
+        yield
+        return
     with _lock:
         if _controller is None:
             from threadpoolctl import ThreadpoolController
