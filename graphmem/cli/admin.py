@@ -19,6 +19,7 @@ from graphmem.cli.common import (
     main,
     ns_option,
     plain_data_option,
+    stops_cleanly_on_sigterm,
 )
 from graphmem.engine.long_lived import settle
 from graphmem.errors import MissingStoreError
@@ -95,8 +96,9 @@ def serve(host: str | None, port: int | None, data: str | None, neo4j: str | Non
     settings = Settings.from_env(host=host, port=port, data=neo4j or data,
                                  dev_no_auth=dev_no_auth, metrics_public=metrics_public)
     # open the store first: a folder another process owns is a one-line error, not a
-    # traceback from the server's start-up
-    with GraphMemory.open(settings.data, config=settings.memory_config()) as mem:
+    # traceback from the server's start-up; SIGTERM closes it too
+    with stops_cleanly_on_sigterm(), GraphMemory.open(settings.data,
+                                                      config=settings.memory_config()) as mem:
         app = create_app(settings, memory=mem)
         # what start-up made, the model included, lives as long as the server: out of the
         # collector's sight (a full pass over it took up to 255 ms inside a search)
@@ -112,7 +114,7 @@ def mcp_command(data: Location, namespaces: tuple[str, ...]) -> None:
     """Serve graphmem's tools over the Model Context Protocol on stdio."""
     from graphmem.api.mcp import build_server
 
-    with data.open() as mem:
+    with data.open() as mem:  # its client ends it by closing stdin, which closes the store
         build_server(mem, namespaces).run("stdio")
 
 

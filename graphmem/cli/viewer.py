@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import click
 
-from graphmem.cli.common import Location, data_option, handles_errors, main
+from graphmem.cli.common import (
+    Location,
+    data_option,
+    handles_errors,
+    main,
+    stops_cleanly_on_sigterm,
+)
 
 
 @main.command()
@@ -29,7 +35,7 @@ def viewer(data: Location, port: int, namespaces: tuple[str, ...], role: str) ->
 
     settings = Settings.from_env(host="127.0.0.1", port=port, data=data.target,
                                  scheduler=False)
-    with data.open() as mem:
+    with stops_cleanly_on_sigterm(), data.open() as mem:  # SIGTERM revokes the key too
         records = mem.key_records() if settings.keys_in_store else None
         keys = KeyStore(records if records is not None else settings.keys_path())
         key_id, key = keys.create(list(namespaces), role, "graphmem viewer session")

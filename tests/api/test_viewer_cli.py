@@ -34,7 +34,8 @@ def _get(url: str, key: str | None = None) -> tuple[int, bytes]:
 
 
 @pytest.mark.model
-def test_the_viewer_serves_loopback_with_a_session_key(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])  # Ctrl+C; a service stop
+def test_the_viewer_serves_loopback_with_a_session_key(tmp_path: Path, stop: int) -> None:
     folder = tmp_path / "data"
     with GraphMemory.open(folder, embedder=RandomEmbedder()) as mem:
         mem.store("a memory to look at", namespace="ops")
@@ -59,7 +60,7 @@ def test_the_viewer_serves_loopback_with_a_session_key(tmp_path: Path) -> None:
         who = json.loads(body)
         assert who["role"] == "admin" and who["namespaces"] == ["ops"]
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(stop)
         proc.wait(timeout=30)
     rows = KeyStore(folder / "keys.db").list()
     assert [r["revoked"] for r in rows if r["label"] == "graphmem viewer session"] == [True]
