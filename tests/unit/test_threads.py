@@ -18,6 +18,9 @@ def blas_threads() -> set[int]:
 def test_the_limit_holds_until_the_last_caller_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
     # a controller of the libraries loaded now (an earlier test's may predate some of them)
     monkeypatch.setattr(threads, "_controller", None)
+    # the scoped limit (a library caller's), not a server's held one: an earlier test in this
+    # process may have started a server (``long_lived.settle``)
+    monkeypatch.setattr(threads, "_held", False)
     with threadpool_limits(limits=2, user_api="blas"):
         assert blas_threads() == {2}
         first, second = single_threaded_blas(), single_threaded_blas()
