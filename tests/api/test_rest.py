@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -39,6 +40,21 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], url: str, log: Path,
+                seconds: float = 180) -> None:
+    """Until a `graphmem serve` process answers /readyz (its log when it exits first)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        assert proc.poll() is None, log.read_text()
+        try:
+            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline, "graphmem serve did not get ready"
+        time.sleep(0.3)
 
 
 class Server:
@@ -344,7 +360,6 @@ def test_keys_create_writes_where_serve_reads(tmp_path: Path) -> None:
     """README's compose step: `graphmem keys create` honours GRAPHMEM_KEYS_FILE as serve does."""
     import os
     import shutil
-    import subprocess
     import sys
 
     gm = shutil.which("graphmem", path=str(Path(sys.executable).parent))
@@ -361,7 +376,6 @@ def test_keys_create_writes_where_serve_reads(tmp_path: Path) -> None:
 
 def test_the_dockerfile_passes_hadolint() -> None:
     import shutil
-    import subprocess
     import sys
 
     hadolint = shutil.which("hadolint", path=str(Path(sys.executable).parent)) or \
@@ -380,7 +394,6 @@ def test_graphmem_serve_neo4j_serves_from_neo4j(tmp_path: Path, neo4j_uri: str) 
     import os
     import shutil
     import signal
-    import subprocess
     import sys
 
     import neo4j
@@ -399,16 +412,7 @@ def test_graphmem_serve_neo4j_serves_from_neo4j(tmp_path: Path, neo4j_uri: str) 
                             env=env, stdout=subprocess.DEVNULL, stderr=log.open("w"))
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 180
-        while True:
-            assert proc.poll() is None, log.read_text()
-            try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "graphmem serve --neo4j did not get ready"
-            time.sleep(0.5)
+        _wait_ready(proc, url, log)
         c = GraphMemClient(url, key)
         stored = c.store("the nightly backup moved to the Frankfurt region",
                          namespace="served", importance=0.8)

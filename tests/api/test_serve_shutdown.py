@@ -11,7 +11,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -21,7 +20,7 @@ from graphmem.api.keys import KeyStore
 from graphmem.bench.scale import RandomEmbedder
 from graphmem.config import GraphMemConfig, StoreConfig
 from graphmem.store.sqlite import SQLiteStore
-from tests.api.test_rest import _free_port
+from tests.api.test_rest import _free_port, _wait_ready
 
 CONFIG = GraphMemConfig(store=StoreConfig(ann_min=200, ann_build_in_background=False))
 
@@ -53,16 +52,7 @@ def test_sigterm_closes_the_store_and_the_codes_are_loaded_at_the_next_start(
                             env=env, stdout=subprocess.DEVNULL, stderr=log.open("w"))
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 180
-        while True:
-            assert proc.poll() is None, log.read_text()
-            try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "graphmem serve did not get ready"
-            time.sleep(0.3)
+        _wait_ready(proc, url, log)
         written = httpx.post(f"{url}/v1/memories", json={"namespace": "ops",
                                                          "content": "written just before"},
                              headers={"Authorization": f"Bearer {key}"}, timeout=60)
