@@ -87,9 +87,11 @@ class McpAuth:
             await self.app(scope, receive, send)
             return
         who: Principal | None = DEV
-        if not self.settings.dev_no_auth:
-            key = _bearer(dict(scope.get("headers") or []))
-            who = self.keys().verify(key) if key else None
+        if not self.settings.dev_no_auth:  # Guard's verdict for this request, if it gave one
+            who = scope.get("state", {}).get(VERIFIED)
+            if who is None:
+                key = _bearer(dict(scope.get("headers") or []))
+                who = self.keys().verify(key) if key else None
         if who is None:
             await _error(401, "unauthorized", str(no_key()))(scope, receive, send)
             return
