@@ -205,7 +205,8 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
                  max_requests: int = 5000, progress: Any = print, writers: int = 8,
                  per_writer: int = 200, searchers: int = 4,
                  stall_seconds: float = 600.0, stall: bool = True,
-                 quantized: bool = False, float_queries: bool = False) -> dict[str, Any]:
+                 quantized: bool = False, float_queries: bool = False,
+                 float_batches: bool = False) -> dict[str, Any]:
     from datetime import UTC, datetime, timedelta
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -222,7 +223,7 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
         port = _port()
         url = f"http://127.0.0.1:{port}"
         server = _serve(data, Path(tmp) / "keys.db", port, Path(tmp) / "server.log",
-                        quantized, float_queries)
+                        quantized, float_queries, float_batches)
         try:
             _wait_ready(url, server, Path(tmp) / "server.log")
             httpx.post(f"{url}/v1/search", json={"namespace": "bench", "query": "warm up"},
@@ -230,7 +231,8 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
             result: dict[str, Any] = {"n": n, "clients": clients, "seconds": seconds,
                                       "server": "graphmem serve (a process of its own)",
                                       "embedding_quantized": quantized,
-                                      "float_queries": float_queries}
+                                      "float_queries": float_queries,
+                                      "float_batches": float_batches}
             for kind in ("search", "search_distinct", "write"):
                 progress(f"{kind}: {clients} clients for {seconds:g} s ...")
                 result[kind] = _drive(url, key, kind, clients, seconds, max_requests,
@@ -249,17 +251,19 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
     return result
 
 
-def _serve(data: Path, keys: Path, port: int, log: Path,
-           quantized: bool = False, float_queries: bool = False) -> subprocess.Popen[bytes]:
+def _serve(data: Path, keys: Path, port: int, log: Path, quantized: bool = False,
+           float_queries: bool = False,
+           float_batches: bool = False) -> subprocess.Popen[bytes]:
     with open(log, "wb") as out:
         return subprocess.Popen(
             [sys.executable, "-c", "from graphmem.cli import main; main()", "serve",
              "--data", str(data), "--port", str(port)],
-            env=server_env(keys, quantized, float_queries),
+            env=server_env(keys, quantized, float_queries, float_batches),
             stdout=out, stderr=subprocess.STDOUT)
 
 
-def server_env(keys: Path, quantized: bool, float_queries: bool = False) -> dict[str, str]:
+def server_env(keys: Path, quantized: bool, float_queries: bool = False,
+               float_batches: bool = False) -> dict[str, str]:
     """The benchmark server's environment: its keys, no scheduler, the model chosen."""
     # random vectors fill the store and the real model embeds the queries (ADR 0025's check
     # would refuse that mix: it is the benchmark's shortcut, not a user's store)
@@ -267,6 +271,7 @@ def server_env(keys: Path, quantized: bool, float_queries: bool = False) -> dict
             "GRAPHMEM_EMBEDDING__VERIFY_STORE": "false",
             "GRAPHMEM_EMBEDDING__QUANTIZE": "true" if quantized else "false",
             "GRAPHMEM_EMBEDDING__QUANTIZE_QUERIES": "false" if float_queries else "true",
+            "GRAPHMEM_EMBEDDING__BF16_BATCHES": "false" if float_batches else "true",
             "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 

@@ -134,13 +134,14 @@ def run_scale(n: int, *, embeddings: str = "real", queries: int = 200, batch: in
               with_embedding_subset: int = 2000, folder: Path | None = None,
               store: str = "sqlite", neo4j_uri: str | None = None,
               quantized: bool = False, float_queries: bool = False,
-              progress: Any = print) -> dict[str, Any]:
+              float_batches: bool = False, progress: Any = print) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="graphmem-bench-")) if folder is None else folder
     try:
         with engine(store, tmp, neo4j_uri=neo4j_uri) as eng:
             return _run(eng, n, embeddings=embeddings, queries=queries, batch=batch,
                         with_embedding_subset=with_embedding_subset, quantized=quantized,
-                        float_queries=float_queries, progress=progress)
+                        float_queries=float_queries, float_batches=float_batches,
+                        progress=progress)
     finally:
         if folder is None:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -148,9 +149,10 @@ def run_scale(n: int, *, embeddings: str = "real", queries: int = 200, batch: in
 
 def _run(eng: Engine, n: int, *, embeddings: str, queries: int, batch: int,
          with_embedding_subset: int, quantized: bool, float_queries: bool,
-         progress: Any) -> dict[str, Any]:
+         float_batches: bool, progress: Any) -> dict[str, Any]:
     base: Embedder = (RandomEmbedder() if embeddings == "random" else make_embedder(
-        EmbeddingConfig(quantize=quantized, quantize_queries=not float_queries)))
+        EmbeddingConfig(quantize=quantized, quantize_queries=not float_queries,
+                        bf16_batches=not float_batches)))
     data, store = eng.target, eng.store
     namespace = f"bench-{uuid.uuid4().hex[:8]}" if eng.disk is None else "bench"
     records = synthetic.records(n)

@@ -40,16 +40,22 @@ quantized_option = click.option(
 float_queries_option = click.option(
     "--float-queries", is_flag=True,
     help="embed queries with the float model too (embedding.quantize_queries off, ADR 0046)")
+float_batches_option = click.option(
+    "--float-batches", is_flag=True,
+    help="embed batches of memories with the float model, not in bfloat16 on an AMX CPU "
+         "(embedding.bf16_batches off, ADR 0049)")
 convs_option = click.option("--convs", default=None,
                             help="comma-separated conversations, e.g. 26,30")
 
 
-def _embedder(quantized: bool, float_queries: bool = False) -> Any:
+def _embedder(quantized: bool, float_queries: bool = False,
+              float_batches: bool = False) -> Any:
     from graphmem.config import EmbeddingConfig
     from graphmem.engine.embedding import make_embedder
 
     return make_embedder(EmbeddingConfig(quantize=quantized,
-                                         quantize_queries=not float_queries))
+                                         quantize_queries=not float_queries,
+                                         bf16_batches=not float_batches))
 
 
 @main.group()
@@ -71,14 +77,15 @@ computed_option = click.option(
 @neo4j_uri_option
 @quantized_option
 @float_queries_option
+@float_batches_option
 @computed_option
 @click.option("--ann", is_flag=True, default=False,
               help="product codes choose the vector seeds of every namespace (embedded store)")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @handles_errors
 def bench_locomo(folder: Path, convs: str | None, ks: str, store: str,
-                 neo4j_uri: str | None, quantized: bool, float_queries: bool, computed: bool,
-                 ann: bool, out: Path | None) -> None:
+                 neo4j_uri: str | None, quantized: bool, float_queries: bool,
+                 float_batches: bool, computed: bool, ann: bool, out: Path | None) -> None:
     """graphmem's full pipeline vs dense, BM25 and hybrid RRF on LoCoMo questions."""
     from graphmem.bench.locomo import run_locomo, table
 
@@ -89,13 +96,14 @@ def bench_locomo(folder: Path, convs: str | None, ks: str, store: str,
     try:
         result = run_locomo(folder, convs=convs.split(",") if convs else None, ks=cutoffs,
                             store=store, neo4j_uri=neo4j_uri,
-                            embedder=_embedder(quantized, float_queries),
+                            embedder=_embedder(quantized, float_queries, float_batches),
                             computed_importance=computed, ann=ann,
                             progress=lambda msg: click.echo(msg, err=True))
     except (ValueError, FileNotFoundError) as exc:
         _fail(str(exc))
     result["embedding_quantized"] = quantized
     result["float_queries"] = float_queries
+    result["float_batches"] = float_batches
     click.echo(table(result))
     _write_json(out, result)
 
@@ -201,15 +209,17 @@ def bench_tune(folder: Path, samples: int, out: Path | None) -> None:
               help="measure writes during a consolidation of all N (minutes at 100k)")
 @quantized_option
 @float_queries_option
+@float_batches_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @handles_errors
 def bench_api(n: int, clients: int, seconds: float, stall: bool, quantized: bool,
-              float_queries: bool, out: Path | None) -> None:
+              float_queries: bool, float_batches: bool, out: Path | None) -> None:
     """Loopback load on the REST API: req/s and p50/p95/p99 of search and write."""
     from graphmem.bench.api_load import run_api_load, table
 
     result = run_api_load(n, clients=clients, seconds=seconds, stall=stall,
                           quantized=quantized, float_queries=float_queries,
+                          float_batches=float_batches,
                           progress=lambda msg: click.echo(msg, err=True))
     click.echo(table(result))
     if out:
@@ -284,10 +294,12 @@ def bench_plots(results: Path, out: Path) -> None:
 @click.option("--queries", type=int, default=200, show_default=True)
 @quantized_option
 @float_queries_option
+@float_batches_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @handles_errors
 def bench_scale(sizes: tuple[int, ...], store: str, neo4j_uri: str | None, embeddings: str,
-                queries: int, quantized: bool, float_queries: bool, out: Path | None) -> None:
+                queries: int, quantized: bool, float_queries: bool, float_batches: bool,
+                out: Path | None) -> None:
     """Write throughput, retrieve latency at depth 0/1/2, ANN recall, RSS, disk, start-up."""
     from graphmem.bench.scale import run_scale, table
 
@@ -295,9 +307,10 @@ def bench_scale(sizes: tuple[int, ...], store: str, neo4j_uri: str | None, embed
     for n in sizes:
         r = run_scale(n, embeddings=embeddings, queries=queries, store=store,
                       neo4j_uri=neo4j_uri, quantized=quantized, float_queries=float_queries,
-                      progress=lambda msg: click.echo(msg, err=True))
+                      float_batches=float_batches, progress=lambda msg: click.echo(msg, err=True))
         r["embedding_quantized"] = quantized
         r["float_queries"] = float_queries
+        r["float_batches"] = float_batches
         click.echo(table(r))
         results.append(r)
     _write_json(out, results[0] if len(results) == 1 else results)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from graphmem.config import EmbeddingConfig
-from graphmem.engine import model_folder, onnx_export
+from graphmem.engine import bf16_embedding, model_folder, onnx_export
 from graphmem.engine.embedding import SentenceTransformerEmbedder, default_model_path
 from graphmem.errors import EmbeddingError
 
@@ -55,6 +55,8 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         #: a fast tokenizer set for padding/truncation is not safe to share between threads
         #: ("Already borrowed"); tokenising is ~0.1 ms, so requests take turns at it
         self._tokenizing = threading.Lock()
+        #: batches of memories in bfloat16 on an AMX CPU (ADR 0049), set up by ``_ready``
+        self._bf16: bf16_embedding.Bf16Transformer | None = None
 
     def _pipeline_is_mean_pooled(self) -> bool:
         modules = list(self.model)
@@ -109,6 +111,10 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                     query_path = onnx_export.for_queries(path, self._tokenize)
                     query_session = self._open(query_path)
                 self._inputs = [i.name for i in session.get_inputs()]
+                if (self.config.bf16_batches and not self.config.quantize
+                        and self._folder is not None and bf16_embedding.supported()):
+                    self._bf16 = bf16_embedding.Bf16Transformer(self._folder.path,
+                                                                threads=_threads())
                 self.model_file, self.query_model_file = path, query_path
                 self._query_session, self._session = query_session, session  # ready last
                 log.info("embedding with %s, queries with %s (ONNX Runtime, %d threads)",
@@ -162,6 +168,8 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
             session = self._ready()
             if queries:
                 session = self._query_session
+            bf16 = (self._bf16 if not queries and len(texts) >= self.config.bf16_min_batch
+                    else None)
             size = self.config.batch_size
             # longest first, as sentence-transformers batches: little padding per batch
             order = np.argsort([-len(t) for t in texts], kind="stable")
@@ -169,8 +177,8 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
             out = []
             for i in range(0, len(ordered), size):
                 x = self._tokenize(ordered[i:i + size])
-                hidden = session.run(None, {n: np.asarray(x[n], dtype=np.int64)
-                                            for n in self._inputs})[0]
+                feed = {n: np.asarray(x[n], dtype=np.int64) for n in self._inputs}
+                hidden = bf16.hidden(feed) if bf16 else session.run(None, feed)[0]
                 mask = x["attention_mask"][..., None].astype(np.float32)
                 pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
                 out.append(pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True),

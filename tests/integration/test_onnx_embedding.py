@@ -27,7 +27,8 @@ def test_the_backend_is_chosen_by_config() -> None:
 
 @pytest.mark.model
 def test_onnx_vectors_equal_the_torch_ones(tmp_path: Path) -> None:
-    onnx = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), batch_size=4))
+    onnx = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), batch_size=4,
+                                        bf16_batches=False))  # the float model
     torch = SentenceTransformerEmbedder(EmbeddingConfig(backend="torch"))
     a, b = onnx.embed(TEXTS), torch.embed(TEXTS)
     assert a.shape == b.shape == (len(TEXTS), 384) and a.dtype == np.float32
@@ -93,7 +94,7 @@ def test_a_fused_file_that_gives_other_vectors_is_not_kept(
         return graph
 
     monkeypatch.setattr(optimizer, "optimize_model", wrong)
-    embedder = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)))
+    embedder = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), bf16_batches=False))
     got = embedder.embed(TEXTS)
     assert embedder.model_file is not None
     plain = embedder.model_file.with_name(embedder.model_file.name.replace("-fused", ""))
@@ -121,7 +122,7 @@ def test_a_fused_file_that_gives_other_vectors_is_not_kept(
 def test_threads_may_embed_at_once(tmp_path: Path) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    onnx = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)))
+    onnx = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), bf16_batches=False))
     want = onnx.embed(TEXTS)
     with ThreadPoolExecutor(8) as pool:
         got = list(pool.map(lambda i: onnx.embed([TEXTS[i % len(TEXTS)]])[0], range(64)))
@@ -176,14 +177,16 @@ def test_a_process_with_an_exported_model_embeds_without_torch(tmp_path: Path) -
     import sys
 
     # exports once (plain and fused); the child makes the query model (ADR 0046) itself
-    float_only = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), quantize_queries=False))
+    float_only = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), quantize_queries=False,
+                                              bf16_batches=False))
     want = float_only.embed(TEXTS)
     assert not list(tmp_path.rglob("*-int8-7bit.onnx"))
     code = (
         "import json, sys\n"
         "from graphmem.config import EmbeddingConfig\n"
         "from graphmem.engine.embedding import make_embedder\n"
-        f"e = make_embedder(EmbeddingConfig(cache_dir={str(tmp_path)!r}))\n"
+        f"e = make_embedder(EmbeddingConfig(cache_dir={str(tmp_path)!r}, "
+        "bf16_batches=False))\n"
         f"v, q = e.embed({TEXTS!r}), e.embed_queries({TEXTS!r})\n"
         "heavy = sorted(m for m in ('torch', 'transformers', 'sentence_transformers')"
         " if m in sys.modules)\n"

@@ -35,14 +35,14 @@ def test_queries_take_the_int8_file_and_memories_keep_the_float_vectors(
         float_files: tuple[Path, Path]) -> None:
     import onnx
 
-    default = OnnxEmbedder(EmbeddingConfig())
+    default = OnnxEmbedder(EmbeddingConfig(bf16_batches=False))  # float memories: ADR 0049's
     memories, queries = default.embed(TEXTS), default.embed_queries(TEXTS)
     assert default.model_file == float_files[1]
     assert default.query_model_file is not None
     assert default.query_model_file.name.endswith("-fused-int8-7bit.onnx")
     ops = {n.op_type for n in onnx.load(str(default.query_model_file)).graph.node}
     assert "DynamicQuantizeMatMul" in ops or "MatMulInteger" in ops
-    float_only = OnnxEmbedder(EmbeddingConfig(quantize_queries=False))
+    float_only = OnnxEmbedder(EmbeddingConfig(quantize_queries=False, bf16_batches=False))
     assert np.allclose(float_only.embed(TEXTS), memories, atol=1e-6)  # memories: float
     assert np.allclose(float_only.embed_queries(TEXTS), memories, atol=1e-6)
     cosines = (queries * memories).sum(axis=1)
@@ -62,7 +62,7 @@ def test_a_query_model_that_strays_is_not_kept(
     for f in float_files:  # a cache holding the float files only: the query model is made
         shutil.copyfile(f, tmp_path / f.name)
     monkeypatch.setattr(onnx_export, "QUERY_GAP", 1e-7)  # int8 strays further than this
-    embedder = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)))
+    embedder = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), bf16_batches=False))
     memories = embedder.embed(TEXTS)
     assert "strays from the float one" in caplog.text
     assert embedder.query_model_file is not None and embedder.model_file is not None
@@ -129,8 +129,9 @@ def test_a_conversation_ranks_as_well_with_int8_queries() -> None:
     from graphmem.bench.locomo import run_locomo
 
     got = {}
-    for quantize_queries in (True, False):
-        embedder = OnnxEmbedder(EmbeddingConfig(quantize_queries=quantize_queries))
+    for quantize_queries in (True, False):  # float memories, so only the queries differ
+        embedder = OnnxEmbedder(EmbeddingConfig(quantize_queries=quantize_queries,
+                                                bf16_batches=False))
         r = run_locomo(LOCOMO, convs=["26"], embedder=embedder, progress=lambda _: None)
         got[quantize_queries] = r["systems"]["graphmem"]["overall"]
     assert got[False]["recall@10"] > 0.6  # the float baseline is the real pipeline's
