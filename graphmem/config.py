@@ -125,11 +125,11 @@ class EmbeddingConfig(_Frozen):
     #: against 0.559. Off: queries embedded exactly as memories are
     quantize_queries: bool = True
     #: ONNX backend with the float model only: batches of at least ``bf16_min_batch``
-    #: memories run the transformer in bfloat16 through torch where the CPU has AMX (ADR
-    #: 0049): ~3x the texts/s, vectors at cosine >= 0.9998 to the float ones, LoCoMo R@10
-    #: 0.7707 against 0.7711. Elsewhere, or off, every batch runs the float model
+    #: memories run the transformer's products in bfloat16 (torch autocast) where the CPU has
+    #: AMX (ADR 0049): ~3x the texts/s, vectors at cosine >= 0.9999 to the float ones, LoCoMo
+    #: R@10 0.7707 against 0.7711. Elsewhere, or off, every batch runs the float model
     bf16_batches: bool = True
-    bf16_min_batch: int = Field(default=4, gt=0)
+    bf16_min_batch: int = Field(default=8, gt=0)
     #: before a process first embeds for a namespace, one stored memory is embedded again and
     #: must match its stored vector (cosine >= 0.999), or ``EmbeddingMismatchError`` (ADR
     #: 0025). Off only for a store whose vectors are knowingly another model's (benchmarks

@@ -1,12 +1,15 @@
-"""The transformer in bfloat16 on a CPU with AMX: batches of memories ~3x faster (ADR 0049).
+"""The transformer's products in bfloat16 on a CPU with AMX: batches of memories ~3x faster
+(ADR 0049).
 
 ONNX Runtime has no bfloat16 arithmetic on x86, and its float model runs the 2 cores near
-their float peak (~260 texts/s). torch hands a bfloat16 model's matrix products to oneDNN,
-which runs them on the AMX tiles of Sapphire Rapids and later Xeons: ~800 texts/s for the
-same batches, vectors at cosine >= 0.9998 to the float ones, LoCoMo R@10 0.7707 against
-0.7711. Without AMX bfloat16 is slower than float (271 texts/s with AVX512-BF16 alone, 105
-emulated), so ``supported`` asks the CPU first. Only the transformer runs here: the ONNX
-embedder tokenises, pools and normalises as for its own model.
+their float peak (~260 texts/s). torch under ``autocast`` hands the transformer's matrix
+products to oneDNN in bfloat16, which runs them on the AMX tiles of Sapphire Rapids and later
+Xeons, while layer norms, softmax and the activations stay float: ~780 texts/s for the same
+batches, vectors at cosine >= 0.9999 to the float ones, LoCoMo R@10 0.7707 against 0.7711
+(the whole model in bfloat16 was ~15% faster but lost 0.0018). Without AMX bfloat16 is
+slower than float (271 texts/s with AVX512-BF16 alone, 105 emulated), so ``supported`` asks
+the CPU first. Only the transformer runs here: the ONNX embedder tokenises, pools and
+normalises as for its own model.
 
 torch is imported on the first batch, not before (~1.5 s and ~500 MB of libraries): a
 process that embeds only queries or single memories never loads it (ADR 0036).
@@ -64,7 +67,8 @@ def transformer_folder(model_folder: Path) -> Path:
 
 
 class Bf16Transformer:
-    """The model's transformer in bfloat16, loaded on first use; one batch at a time.
+    """The model's transformer, its products in bfloat16, loaded on first use; one batch at
+    a time.
 
     Example:
         >>> from graphmem.engine.embedding import default_model_path
@@ -92,7 +96,7 @@ class Bf16Transformer:
 
             hf_logging.disable_progress_bar()
             model = AutoModel.from_pretrained(str(transformer_folder(self.model_folder)),
-                                              dtype=torch.bfloat16).eval()
+                                              dtype=torch.float32).eval()
         except Exception as exc:
             raise EmbeddingError(f"cannot load the bfloat16 transformer: {exc}") from exc
         if gc.get_freeze_count():  # a settled server: torch's objects out of the passes too
@@ -108,7 +112,7 @@ class Bf16Transformer:
                 self._load()
             torch = self._torch
             torch.set_num_threads(self.threads)  # the process's setting may have moved
-            with torch.inference_mode():
+            with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
                 out = self._model(**{k: torch.from_numpy(np.ascontiguousarray(v))
                                      for k, v in inputs.items()})
                 return out.last_hidden_state.float().numpy()

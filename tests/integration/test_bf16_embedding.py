@@ -24,7 +24,8 @@ pytestmark = [pytest.mark.model,
 TEXTS = ["the deploy failed", "Caroline: I went to the LGBTQ support group yesterday!",
          "", "x", "a much longer turn " * 200,  # truncated at the model's 256 tokens
          "Billing runs on PostgreSQL 15; migrations are applied by Alembic",
-         "When did Melanie paint a sunrise?", "we split the migration into batches"]
+         "When did Melanie paint a sunrise?", "we split the migration into batches",
+         "the cache was cold after the restart", "Melanie ran a charity race for mental health"]
 
 
 def _float(texts: list[str]) -> np.ndarray:
@@ -38,7 +39,7 @@ def test_a_batch_runs_bfloat16_and_stays_close_to_the_float_vectors() -> None:
     assert got.shape == want.shape and got.dtype == np.float32
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
     cosines = (got * want).sum(axis=1)
-    assert float(cosines.min()) > 0.9995  # measured: >= 0.99984 over 2,000 LoCoMo turns
+    assert float(cosines.min()) > 0.9998  # measured: >= 0.99991 over 2,000 LoCoMo turns
     assert float(np.abs(got - want).max()) > 1e-4  # and not the float model's own
     # the order of the batch is the caller's, whatever order the model ran it in
     backwards = embedder.embed(TEXTS[::-1])[::-1]
@@ -47,7 +48,7 @@ def test_a_batch_runs_bfloat16_and_stays_close_to_the_float_vectors() -> None:
 
 def test_small_batches_queries_and_the_int8_model_keep_onnx() -> None:
     embedder = OnnxEmbedder(EmbeddingConfig())
-    small = TEXTS[:3]  # below bf16_min_batch (4): the float model
+    small = TEXTS[:7]  # below bf16_min_batch (8): the float model
     assert np.allclose(embedder.embed(small), _float(small), atol=1e-6)
     embedder.embed_queries(TEXTS)  # queries: the int8 query model, whatever their number
     embedder.embed([TEXTS[0]])

@@ -40,5 +40,5 @@ def test_constructing_loads_nothing(tmp_path: Path) -> None:
 
 
 def test_the_config_turns_it_off_and_sets_the_smallest_batch() -> None:
-    assert EmbeddingConfig().bf16_batches and EmbeddingConfig().bf16_min_batch == 4
+    assert EmbeddingConfig().bf16_batches and EmbeddingConfig().bf16_min_batch == 8
     assert not EmbeddingConfig(bf16_batches=False).bf16_batches
