@@ -117,3 +117,25 @@ def test_a_conversation_ranks_as_well_with_bfloat16_memories() -> None:
     assert got[False]["recall@10"] > 0.6
     assert got[True]["recall@10"] >= got[False]["recall@10"] - 0.02, got
     assert got[True]["mrr"] >= got[False]["mrr"] - 0.02, got
+
+
+def test_a_settled_process_keeps_torch_out_of_the_collectors_passes() -> None:
+    """A server freezes its start-up objects (``long_lived.settle``); torch's import on the
+    first batch makes hundreds of thousands more, frozen with them."""
+    import gc
+
+    import graphmem.engine.bf16_embedding as module
+
+    embedder = OnnxEmbedder(EmbeddingConfig())
+    embedder._ready()
+    assert embedder._bf16 is not None
+    fresh = module.Bf16Transformer(embedder._bf16.model_folder, threads=2)
+    embedder._bf16 = fresh
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        embedder.embed(TEXTS)
+        assert fresh.loaded
+        assert gc.get_freeze_count() > before  # the model's objects joined the frozen ones
+    finally:
+        gc.unfreeze()
