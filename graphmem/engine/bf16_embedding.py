@@ -104,6 +104,12 @@ class Bf16Transformer:
         log.info("embedding batches of memories in bfloat16 (AMX)")
         self._torch, self._model = torch, model
 
+    def load(self) -> None:
+        """Import torch and load the transformer, once; ``EmbeddingError`` if it cannot."""
+        with self._lock:
+            if self._model is None:
+                self._load()
+
     def hidden(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """The last hidden state, float32, of a tokenised batch (input_ids, attention_mask,
         token_type_ids as int64 arrays)."""

@@ -170,6 +170,12 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                 session = self._query_session
             bf16 = (self._bf16 if not queries and len(texts) >= self.config.bf16_min_batch
                     else None)
+            if bf16 is not None and not bf16.loaded:
+                try:
+                    bf16.load()
+                except EmbeddingError as exc:  # an optimisation: the float model still runs
+                    log.warning("batches stay on the float model: %s", exc)
+                    self._bf16 = bf16 = None
             size = self.config.batch_size
             # longest first, as sentence-transformers batches: little padding per batch
             order = np.argsort([-len(t) for t in texts], kind="stable")

@@ -139,3 +139,14 @@ def test_a_settled_process_keeps_torch_out_of_the_collectors_passes() -> None:
         assert gc.get_freeze_count() > before  # the model's objects joined the frozen ones
     finally:
         gc.unfreeze()
+
+
+def test_a_transformer_that_will_not_load_leaves_batches_on_the_float_model(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(bf16_embedding, "transformer_folder", lambda _: tmp_path / "gone")
+    embedder = OnnxEmbedder(EmbeddingConfig())
+    got = embedder.embed(TEXTS)  # the write goes on
+    assert "batches stay on the float model" in caplog.text
+    assert embedder._bf16 is None  # and is not tried again
+    assert np.allclose(got, _float(TEXTS), atol=1e-6)
