@@ -17,7 +17,15 @@ from graphmem.store.base import WriteBatch
 from graphmem.store.compact_rows import encode_chunk, steps_of
 from graphmem.store.sqlite import SQLiteStore
 from graphmem.store.vectors import VectorIndex
-from tests.integration.test_ann import NS, clustered, memories, open_store, uniform
+from tests.integration.test_ann import NS, clustered, memories, uniform
+from tests.integration.test_ann import open_store as _open_store
+
+
+def open_store(folder: Path, **config: Any) -> SQLiteStore:
+    """The store at the bar these seeds were chosen for (0.98; the default is 0.985 since
+    ADR 0050): the tests are about the mechanism, at a given bar."""
+    config.setdefault("ann_min_recall", 0.98)
+    return _open_store(folder, **config)
 
 
 def recall_of(store: SQLiteStore, queries: np.ndarray) -> float:
