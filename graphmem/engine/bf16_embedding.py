@@ -11,7 +11,7 @@ slower than float (271 texts/s with AVX512-BF16 alone, 105 emulated), so ``suppo
 the CPU first. Only the transformer runs here: the ONNX embedder tokenises, pools and
 normalises as for its own model.
 
-torch is imported on the first batch, not before (~1.5 s and ~500 MB of libraries): a
+torch is imported on the first batch, not before (~3 s and ~740 MB of RSS with the model): a
 process that embeds only queries or single memories never loads it (ADR 0036).
 """
 
