@@ -252,22 +252,25 @@ def test_the_server_cpu_per_request_leaves_out_the_stats_reads() -> None:
     assert 0 <= r["server_cpu_ms_per_request"] < 10
 
 
-@pytest.mark.parametrize(("quantized", "float_queries"),
-                         [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize(("quantized", "float_queries", "float_batches"),
+                         [(False, False, False), (True, False, False), (False, True, False),
+                          (False, False, True)])
 def test_the_api_bench_server_runs_the_chosen_model(
-        quantized: bool, float_queries: bool, tmp_path: Path,
+        quantized: bool, float_queries: bool, float_batches: bool, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     from api.settings import Settings
     from graphmem.bench.api_load import server_env
 
     for name in [n for n in os.environ if n.startswith("GRAPHMEM_")]:
         monkeypatch.delenv(name)
-    for name, value in server_env(tmp_path / "keys.db", quantized, float_queries).items():
+    for name, value in server_env(tmp_path / "keys.db", quantized, float_queries,
+                                  float_batches).items():
         if name.startswith("GRAPHMEM_"):
             monkeypatch.setenv(name, value)
     settings = Settings()
     assert settings.embedding.quantize is quantized
     assert settings.embedding.quantize_queries is not float_queries
+    assert settings.embedding.bf16_batches is not float_batches
     assert settings.embedding.verify_store is False and settings.scheduler is False
 
 
