@@ -35,7 +35,7 @@ def test_queries_take_the_int8_file_and_memories_keep_the_float_vectors(
         float_files: tuple[Path, Path]) -> None:
     import onnx
 
-    default = OnnxEmbedder(EmbeddingConfig(bf16_batches=False))  # float memories: ADR 0049's
+    default = OnnxEmbedder(EmbeddingConfig(bf16_batches=False))  # float batches (ADR 0049 off)
     memories, queries = default.embed(TEXTS), default.embed_queries(TEXTS)
     assert default.model_file == float_files[1]
     assert default.query_model_file is not None
