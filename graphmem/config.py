@@ -216,6 +216,11 @@ class RetrievalConfig(_Frozen):
     newest_pool: int = Field(default=200, gt=0)
     #: read the keyword seeds in a helper thread while the query is embedded (ADR 0037)
     overlap: bool = True
+    #: retrievals computing at once (a cache hit is not held): more than the cores only
+    #: trade CPU for contention (8 threads at 100k: 100-103/s against 131-138/s with 2;
+    #: ADR 0051). None: the CPUs this process may use when the store is CPU-bound (the
+    #: embedded one), no bound for a graph server's; 0: no bound
+    concurrency: int | None = Field(default=None, ge=0)
     fusion: Literal["zscore", "rrf"] = "zscore"
     rrf_k: int = Field(default=60, gt=0)
     depth: int = Field(default=1, ge=0, le=2)

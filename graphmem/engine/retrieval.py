@@ -23,6 +23,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -33,7 +34,7 @@ from graphmem.engine.access import AccessLog
 from graphmem.engine.core import Core
 from graphmem.engine.hot_cache import HotCache
 from graphmem.engine.query_batcher import QueryBatcher
-from graphmem.engine.threads import single_threaded_blas
+from graphmem.engine.threads import single_threaded_blas, usable_cpus
 from graphmem.engine.walk import bounded_walk, personalised_pagerank, propagate
 from graphmem.errors import ValidationError
 from graphmem.models import (
@@ -153,6 +154,8 @@ class Retriever:
         #: reads the keyword seeds while the caller embeds the query (ADR 0037); lazily
         self._helper: ThreadPoolExecutor | None = None
         self._helper_lock = threading.Lock()
+        #: at most this many retrievals compute at once (ADR 0051); None: no bound
+        self._slots = _slots(core.config.retrieval.concurrency, self.store.cpu_bound)
 
     def _split(self, field: str) -> tuple[str, ...]:
         terms = self._terms.get(field)
@@ -215,23 +218,29 @@ class Retriever:
         generation = self.core.generation[q.namespace]
         results = self.cache.get(q.namespace, q.key(), generation)
         if results is None:
-            self.core.vectors.check(q.namespace)  # the query must meet vectors of its model
-            vec, keyword = self._embed_beside_keywords(q)
-            with single_threaded_blas():
-                if q.strategy == "fast_first":
-                    results = self._fall_through(q, vec)
-                else:
-                    results = self._results(q.namespace, self._rank(q, vec, keyword)[: q.limit])
-                self._flag_disputes(q.namespace, results)
-            for r in results:
-                r.memory.embedding = None
-                r.memory.context_embedding = None
-            self.cache.put(q.namespace, q.key(), generation, results)
+            with self._slots or nullcontext():
+                results = self._compute(q, generation)
         with single_threaded_blas():
             if touch and results:
                 self._bookkeeping(q.namespace, results)
         self.queries[q.namespace] += 1
         self.hits[q.namespace] += bool(results)
+        return results
+
+    def _compute(self, q: Query, generation: int) -> list[RetrievalResult]:
+        """A retrieval the hot cache did not hold: embed, seed, walk, rank, cut; cached."""
+        self.core.vectors.check(q.namespace)  # the query must meet vectors of its model
+        vec, keyword = self._embed_beside_keywords(q)
+        with single_threaded_blas():
+            if q.strategy == "fast_first":
+                results = self._fall_through(q, vec)
+            else:
+                results = self._results(q.namespace, self._rank(q, vec, keyword)[: q.limit])
+            self._flag_disputes(q.namespace, results)
+        for r in results:
+            r.memory.embedding = None
+            r.memory.context_embedding = None
+        self.cache.put(q.namespace, q.key(), generation, results)
         return results
 
     def _embed_beside_keywords(self, q: Query) -> tuple[np.ndarray, _Keywords | None]:
@@ -525,3 +534,16 @@ class Retriever:
             if others:
                 r.disputed = True
                 r.disputed_by = tuple(sorted(others))
+
+
+def _slots(concurrency: int | None, cpu_bound: bool) -> threading.BoundedSemaphore | None:
+    """The bound on retrievals computing at once (ADR 0051): ``concurrency`` if set (0: none),
+    else the usable CPUs for a CPU-bound store and none for a server's.
+
+    Example:
+        >>> _slots(0, True) is None, _slots(None, False) is None, _slots(3, False) is not None
+        (True, True, True)
+    """
+    if concurrency is None:
+        concurrency = usable_cpus() if cpu_bound else 0
+    return threading.BoundedSemaphore(concurrency) if concurrency > 0 else None

@@ -12,6 +12,7 @@ that short requests queued on (the hot cache's repeats: 544 -> 668 requests/s he
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -65,3 +66,16 @@ def single_threaded_blas() -> Iterator[None]:
             if _inside == 0:
                 _limiter.restore_original_limits()
                 _limiter = None
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the OS says, else the count).
+
+    Example:
+        >>> usable_cpus() >= 1
+        True
+    """
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1

@@ -214,6 +214,10 @@ class MemoryStore(Protocol):
     #: many as the engine's own scorer needs for graphmem's BM25 to find its best among them
     #: (ADR 0007: RediSearch's TF-IDF needs ~1000; SQLite's FTS5 BM25 300, ADR 0038)
     keyword_pool: int
+    #: a retrieval's store work is CPU in this process (the embedded store: True), not
+    #: waits on a server's round trips; concurrent retrievals are then held to the cores
+    #: (``retrieval.concurrency``, ADR 0051)
+    cpu_bound: bool
 
     # lifecycle --------------------------------------------------------------------------
     def open(self) -> None:

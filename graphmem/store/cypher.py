@@ -178,6 +178,8 @@ class CypherStore:
     #: RediSearch scores TF-IDF, Lucene BM25 per field: a pool of 200 left out memories
     #: graphmem's BM25 ranks high on FalkorDB, 1000 did not (ADR 0007)
     keyword_pool = 1000
+    #: a retrieval mostly waits on the server's round trips (ADR 0051)
+    cpu_bound = False
 
     def __init__(self, connection: Connection, *, dim: int = 384) -> None:
         self.conn = connection

@@ -90,6 +90,8 @@ class SQLiteStore:
     #: FTS5 ranks by BM25 with graphmem's field weights: 300 candidates hold graphmem's
     #: keyword seeds (LoCoMo identical to 1000; 6 ms less a retrieval at 10k, ADR 0038)
     keyword_pool = 300
+    #: every read is SQLite and numpy in this process (ADR 0051)
+    cpu_bound = True
 
     def __init__(self, folder: str | Path, *, dim: int = 384,
                  config: StoreConfig | None = None, create: bool = True) -> None:
