@@ -81,6 +81,23 @@ def test_without_the_overlap_the_seeds_wait_for_the_vector(filled: Path) -> None
     assert embedder.saw_read == [False] and threads == [threading.current_thread().name]
 
 
+def test_among_other_retrievals_the_caller_reads_its_own_seeds(filled: Path) -> None:
+    # ADR 0051: with another retrieval computing, the cores are busy: no hand-off
+    read, threads = threading.Event(), list[str]()
+    embedder = WaitingEmbedder(read, patience=0.2)
+    with _open(filled, embedder) as mem:
+        _spy(mem, read, threads)
+        mem._retriever._active = 1  # another retrieval is computing
+        found = mem.retrieve("why was the billing service slowed down", namespace=NS)
+        assert mem._retriever._active == 1 and mem._retriever._helper is None
+        mem._retriever._active = 0
+        mem.retrieve("why did the deploy fail", namespace=NS)  # alone again: the helper
+        assert mem._retriever._active == 0
+    assert found and embedder.saw_read == [False, True]
+    assert threads[0] == threading.current_thread().name
+    assert threads[1].startswith("graphmem-keywords")
+
+
 def test_the_answers_are_the_same_with_and_without_the_overlap(filled: Path) -> None:
     queries = synthetic.queries(25)
     answers = []
