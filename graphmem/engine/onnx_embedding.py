@@ -184,7 +184,16 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
             for i in range(0, len(ordered), size):
                 x = self._tokenize(ordered[i:i + size])
                 feed = {n: np.asarray(x[n], dtype=np.int64) for n in self._inputs}
-                hidden = bf16.hidden(feed) if bf16 else session.run(None, feed)[0]
+                hidden = None
+                if bf16 is not None:
+                    try:
+                        hidden = bf16.hidden(feed)
+                    except Exception as exc:  # torch failed mid-batch: the float model runs
+                        log.warning("a bfloat16 batch failed (%s): batches stay on the float "
+                                    "model", type(exc).__name__)
+                        self._bf16 = bf16 = None
+                if hidden is None:
+                    hidden = session.run(None, feed)[0]
                 mask = x["attention_mask"][..., None].astype(np.float32)
                 pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
                 out.append(pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True),

@@ -150,3 +150,20 @@ def test_a_transformer_that_will_not_load_leaves_batches_on_the_float_model(
     assert "batches stay on the float model" in caplog.text
     assert embedder._bf16 is None  # and is not tried again
     assert np.allclose(got, _float(TEXTS), atol=1e-6)
+
+
+def test_a_batch_that_fails_in_bfloat16_is_embedded_by_the_float_model(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    embedder = OnnxEmbedder(EmbeddingConfig())
+    embedder.embed(TEXTS)  # loaded and used once
+    assert embedder._bf16 is not None and embedder._bf16.loaded
+
+    def broken(_: object) -> np.ndarray:
+        raise RuntimeError("oneDNN: could not create a primitive")
+
+    monkeypatch.setattr(embedder._bf16, "hidden", broken)
+    got = embedder.embed(TEXTS)  # the write goes on
+    assert "a bfloat16 batch failed (RuntimeError)" in caplog.text
+    assert "the deploy failed" not in caplog.text  # no memory contents in the log
+    assert embedder._bf16 is None  # and is not tried again
+    assert np.allclose(got, _float(TEXTS), atol=1e-6)
