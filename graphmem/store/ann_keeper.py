@@ -41,7 +41,8 @@ from graphmem.store.vectors import MAX_FETCH, VectorIndex
 
 log = logging.getLogger(__name__)
 
-_CHECK = 64  # probes of the self-check
+_CHECK = 512  # probes of the self-check (ADR 0052: 64 left it a coin toss near the bar)
+_MARGIN_SE = 1.0  # standard errors the probes' recall must clear the bar by (ADR 0052)
 _SAMPLE = 16  # rows whose own key the loaded codes must find
 _CHUNK = 100_000  # rows added per call while building (a close stops between chunks)
 _STALE_SHARE = 0.25  # stale codes past this share of the rows: rebuild
@@ -465,7 +466,7 @@ def self_check(field: CodeField, pks: np.ndarray, content: np.ndarray, candidate
     """The fewest candidates per query (``ladder(candidates)``) with which the store's answer
     (the codes' candidates re-scored with the float32 rows) finds ``min_recall`` of the exact
     top-k for ``_CHECK`` of the namespace's own vectors as probes, the probe itself left out
-    of both lists; None if none does."""
+    of both lists, by the probes' mean less its standard error; None if none does."""
     n = content.shape[0]
     # a quarter of the rows or more costs what the exact scan does: not worth codes
     tries = [c for c in ladder(candidates) if 4 * c <= n] or ladder(candidates)[:1]
@@ -474,8 +475,8 @@ def self_check(field: CodeField, pks: np.ndarray, content: np.ndarray, candidate
     rng = np.random.default_rng(n)
     probes = rng.choice(n, size=min(_CHECK, n), replace=False)
     exact: list[set[int]] = []
-    for start in range(0, len(probes), 8):  # n x 8 scores at a time (32 MB at 1M)
-        part = probes[start:start + 8]
+    for start in range(0, len(probes), 16):  # n x 16 scores at a time (64 MB at 1M)
+        part = probes[start:start + 16]
         scores = content @ content[part].T
         for j, i in enumerate(part.tolist()):
             scores[i, j] = -np.inf
@@ -489,6 +490,8 @@ def self_check(field: CodeField, pks: np.ndarray, content: np.ndarray, candidate
             rows = rows[rows != i]
             best = rows[np.argsort(-(content[rows] @ content[i]))[:k]]
             hits.append(len(set(best.tolist()) & want) / k)
-        if float(np.mean(hits)) >= min_recall:
+        # the probes' recall less its standard error: a count that only samples over the
+        # bar does not pass (ADR 0052)
+        if float(np.mean(hits) - _MARGIN_SE * np.std(hits) / np.sqrt(len(hits))) >= min_recall:
             return count
     return None
