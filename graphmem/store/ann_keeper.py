@@ -5,7 +5,8 @@ context; ``pq_codes``), trained and filled from a snapshot of its rows in a back
 while the exact scan keeps answering; writes during the build are replayed into the codes
 before they serve. Codes serve only if they pass a self-check at build: the top-10 of
 ``_CHECK`` of the namespace's own vectors (probes) must agree with the exact scan for
->= ``ann_min_recall`` with ``ann_candidates`` re-scored per query, or twice, four times ...
+>= ``ann_min_recall`` (less a standard error, ADR 0052) with ``ann_candidates`` re-scored per
+query, or twice, four times ...
 that, up to ``MAX_FETCH`` (the fewest that pass are kept); otherwise the exact scan stays.
 
 Codes are rebuilt (in the background, the old ones serving meanwhile) when stale codes (of
