@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -186,7 +187,25 @@ class Memory:
         return _holds(self.valid_from or self.created_at, self.valid_until, at)
 
     def to_dict(self, *, embeddings: bool = False) -> dict[str, Any]:
-        """A JSON-ready dict; embeddings and index fields only when asked for."""
+        """A JSON-ready dict; embeddings and index fields only when asked for.
+
+        Without them (every response) the fields are read at once and only the times, enums
+        and dicts converted, by positions worked out once from the annotations: the loop over
+        ``fields()`` with a type test per field took ~7% of a REST search's GIL time.
+        """
+        if not embeddings:
+            values = list(_SHOWN_GET(self))
+            for i in _SHOWN_TIMES:
+                v = values[i]
+                if v is not None:
+                    values[i] = v.isoformat()
+            for i in _SHOWN_ENUMS:
+                v = values[i]
+                if isinstance(v, enum.Enum):
+                    values[i] = v.value
+            for i in _SHOWN_DICTS:
+                values[i] = dict(values[i])
+            return dict(zip(_SHOWN, values, strict=True))
         out: dict[str, Any] = {}
         for f in fields(self):
             name = f.name
@@ -204,6 +223,18 @@ class Memory:
                 value = dict(value)
             out[name] = value
         return out
+
+
+#: ``Memory.to_dict``'s fast path: the fields a response shows, in order, and the positions
+#: of those it converts (times, enums, dicts), from the annotations
+_INDEX_FIELDS = ("embedding", "context_embedding", "keywords", "context_keywords")
+_SHOWN = tuple(f.name for f in fields(Memory) if f.name not in _INDEX_FIELDS)
+_TYPES = {f.name: str(f.type) for f in fields(Memory)}
+_SHOWN_GET = attrgetter(*_SHOWN)
+_SHOWN_TIMES = tuple(i for i, n in enumerate(_SHOWN) if "datetime" in _TYPES[n])
+_SHOWN_ENUMS = tuple(i for i, n in enumerate(_SHOWN)
+                     if isinstance(globals().get(_TYPES[n]), enum.EnumType))
+_SHOWN_DICTS = tuple(i for i, n in enumerate(_SHOWN) if _TYPES[n].startswith("dict"))
 
 
 @dataclass(slots=True, frozen=True)

@@ -9,10 +9,14 @@ from fastapi import APIRouter, Response
 from graphmem.api import schemas as s
 from graphmem.api.auth import authorize
 from graphmem.api.deps import Auth, Config, Mem, MemoryIdPath, NsQuery
+from graphmem.api.responses import Rendered
 from graphmem.errors import LimitExceededError
 from graphmem.models import MemoryInput, RelationSpec
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
+_CREATED_MANY = Rendered(list[s.MemoryOut], status_code=201)
+_CREATED = Rendered(s.MemoryOut, status_code=201)
+_ONE = Rendered(s.MemoryOut)
 
 
 def _item(x: s.MemoryItem) -> MemoryInput:
@@ -30,15 +34,15 @@ def create_memories(body: s.MemoryCreate | s.BatchCreate, who: Auth, mem: Mem,
         if len(body.items) > settings.max_batch:
             raise LimitExceededError(f"batch of {len(body.items)}, the limit is "
                                      f"{settings.max_batch}")
-        return [m.to_dict() for m in mem.store_many([_item(x) for x in body.items],
-                                                    namespace=ns)]
+        return _CREATED_MANY([m.to_dict() for m in mem.store_many(
+            [_item(x) for x in body.items], namespace=ns)])
     single = s.MemoryItem(**body.model_dump(exclude={"namespace"}))
-    return mem.store_many([_item(single)], namespace=ns)[0].to_dict()
+    return _CREATED(mem.store_many([_item(single)], namespace=ns)[0].to_dict())
 
 
 @router.get("/{memory_id}", response_model=s.MemoryOut)
 def get_memory(memory_id: MemoryIdPath, namespace: NsQuery, who: Auth, mem: Mem) -> Any:
-    return mem.get(memory_id, namespace=authorize(who, namespace)).to_dict()
+    return _ONE(mem.get(memory_id, namespace=authorize(who, namespace)).to_dict())
 
 
 @router.patch("/{memory_id}", response_model=s.MemoryOut)

@@ -10,8 +10,12 @@ from fastapi import APIRouter, Query
 from graphmem.api import schemas as s
 from graphmem.api.auth import authorize
 from graphmem.api.deps import Auth, Mem, NsQuery
+from graphmem.api.responses import Rendered
 
 router = APIRouter(tags=["retrieval"])
+_RESULTS = Rendered(list[s.ResultOut])
+_INDEX = Rendered(list[s.IndexEntryOut])
+_MEMORIES = Rendered(list[s.MemoryOut])
 
 
 def _options(body: s.SearchIn) -> dict[str, Any]:
@@ -30,24 +34,25 @@ def search(body: s.SearchIn, who: Auth, mem: Mem) -> Any:
     if not body.explain:
         for r in out:
             r["terms"] = r["path"] = None
-    return out
+    return _RESULTS(out)
 
 
 @router.post("/v1/search/index", response_model=list[s.IndexEntryOut])
 def search_index(body: s.SearchIn, who: Auth, mem: Mem) -> Any:
-    return [e.to_dict() for e in mem.search_index(
-        body.query, namespace=authorize(who, body.namespace), **_options(body))]
+    return _INDEX([e.to_dict() for e in mem.search_index(
+        body.query, namespace=authorize(who, body.namespace), **_options(body))])
 
 
 @router.get("/v1/search/timeline", response_model=list[s.MemoryOut])
 def timeline(anchor_id: Annotated[str, Query(pattern=s.ID_PATTERN)], namespace: NsQuery,
              who: Auth, mem: Mem, before: Annotated[int, Query(ge=0, le=100)] = 3,
              after: Annotated[int, Query(ge=0, le=100)] = 3) -> Any:
-    return [m.to_dict() for m in mem.timeline(anchor_id, namespace=authorize(who, namespace),
-                                              before=before, after=after)]
+    return _MEMORIES([m.to_dict() for m in mem.timeline(
+        anchor_id, namespace=authorize(who, namespace), before=before, after=after)])
 
 
 @router.post("/v1/entries", response_model=list[s.MemoryOut])
 def entries(body: s.EntriesIn, who: Auth, mem: Mem) -> Any:
-    return [m.to_dict() for m in mem.entries(body.ids, namespace=authorize(who, body.namespace),
-                                             touch=body.record_access, agent=body.agent)]
+    return _MEMORIES([m.to_dict() for m in mem.entries(
+        body.ids, namespace=authorize(who, body.namespace), touch=body.record_access,
+        agent=body.agent)])
