@@ -53,7 +53,22 @@ def records(n: int, *, session_len: int = 20, seed: int = 0,
     return out
 
 
+def _question(subject: str, obj: str) -> str:
+    return f"why was {subject} affected by {obj}?"
+
+
 def queries(n: int, seed: int = 99) -> list[str]:
     rng = np.random.default_rng(seed)
-    return [f"why was {SUBJECTS[rng.integers(len(SUBJECTS))]} affected by "
-            f"{OBJECTS[rng.integers(len(OBJECTS))]}?" for _ in range(n)]
+    return [_question(SUBJECTS[rng.integers(len(SUBJECTS))], OBJECTS[rng.integers(len(OBJECTS))])
+            for _ in range(n)]
+
+
+def other_queries(asked: list[str]) -> list[str]:
+    """Every question of ``queries``' kind that ``asked`` does not hold, in a fixed order.
+
+    Example:
+        >>> len(other_queries(queries(200))) + len(set(queries(200))) == 15 * 15
+        True
+    """
+    seen = set(asked)
+    return [q for q in (_question(s, o) for s in SUBJECTS for o in OBJECTS) if q not in seen]

@@ -199,3 +199,24 @@ def test_a_question_asked_again_is_not_counted_twice(tmp_path: Path) -> None:
         assert store._vectors[NS].candidates == built
     finally:
         store.close()
+
+
+def test_the_scale_bench_measures_a_store_that_was_asked_questions(tmp_path: Path) -> None:
+    """ADR 0053: the serving benchmark asks other questions before it measures, so the
+    codes serve the count learned from questions; the measured questions are never taught
+    and their recall is reported before and after."""
+    from graphmem.bench.scale_serve import learning
+
+    store, built, taught = _hard_store(tmp_path)
+    try:
+        held = uniform(40, seed=13)  # of the same kind, never asked
+        out = learning(store, NS, taught, held)
+        assert out is not None
+        assert out["as_built"]["candidates"] == built
+        assert out["as_built"]["recall@10_held_out"] < 0.97
+        assert out["learned"]["candidates"] > built
+        assert out["learned"]["recall@10_held_out"] >= 0.97
+        assert store._vectors[NS].candidates == out["learned"]["candidates"]
+        assert learning(store, "no-such-namespace", taught, held) is None
+    finally:
+        store.close()
