@@ -32,6 +32,9 @@ BLOCK = 16_384
 #: target (the sampling error of 64 questions x 10 at 0.98 is ~0.0055; random vectors at
 #: 300k, on the target already, doubled on that noise and their p95 rose 11.6 -> 21.3 ms)
 TOLERANCE = 0.01
+#: once raising, a count passes when the questions' recall less this many standard errors
+#: holds the target (ADR 0054; the build's self-check has the same margin, ADR 0052)
+MARGIN_SE = 1.0
 
 
 class AskedQueries:
@@ -80,9 +83,18 @@ class AskedQueries:
 def recall_at(queries: np.ndarray, exact: list[set[str]],
               answer: Callable[[np.ndarray, int], list[str]], count: int, k: int = 10) -> float:
     """Mean share of each question's exact top-k that ``answer(q, count)`` finds."""
+    return _hits_at(queries, exact, answer, count, k)[0]
+
+
+def _hits_at(queries: np.ndarray, exact: list[set[str]],
+             answer: Callable[[np.ndarray, int], list[str]], count: int,
+             k: int = 10) -> tuple[float, float]:
+    """``recall_at`` and its standard error over the questions."""
     hits = [len(set(answer(q, count)[:k]) & want) / max(1, len(want))
             for q, want in zip(queries, exact, strict=True)]
-    return float(np.mean(hits)) if hits else 1.0
+    if not hits:
+        return 1.0, 0.0
+    return float(np.mean(hits)), float(np.std(hits) / np.sqrt(len(hits)))
 
 
 def learn(queries: np.ndarray, exact: list[set[str]],
@@ -91,7 +103,9 @@ def learn(queries: np.ndarray, exact: list[set[str]],
     """The candidates to keep and the recall they hold: ``start`` while its answers hold
     ``min_recall - tolerance`` of the exact top-10 for ``queries`` (64 questions estimate a
     recall within ~0.006: one just under ``min_recall`` is noise as often as not); else the
-    fewest of ``start`` doubled (up to ``ceiling``) that hold ``min_recall``.
+    fewest of ``start`` doubled (up to ``ceiling``) that hold ``min_recall`` by their mean
+    less ``MARGIN_SE`` standard errors (ADR 0054: at 1M the first doubling held the 64
+    questions at the bar's edge and 100 others at 0.982).
 
     Example:
         >>> exact = [{"a"}]
@@ -102,10 +116,10 @@ def learn(queries: np.ndarray, exact: list[set[str]],
     got = recall_at(queries, exact, answer, start)
     if got >= min_recall - tolerance:
         return start, got
-    count = start
-    while got < min_recall and count < ceiling:
+    count, se = start, 0.0
+    while got - MARGIN_SE * se < min_recall and count < ceiling:
         count = min(count * 2, ceiling)
-        got = recall_at(queries, exact, answer, count)
+        got, se = _hits_at(queries, exact, answer, count)
     return count, got
 
 
