@@ -62,6 +62,23 @@ def in_memory(dim: int) -> Allocator:
     return alloc
 
 
+def among(values: np.ndarray, codes: list[int]) -> np.ndarray:
+    """``np.isin(values, codes)`` for a filter's few codes: a comparison per code. np.isin
+    picks its method in Python on every call; in the codes' re-scoring of each field it was
+    ~4% of a REST search's time under the GIL.
+
+    Example:
+        >>> among(np.array([0, 1, 2, 1], dtype=np.int8), [1, 2]).tolist()
+        [False, True, True, True]
+    """
+    if len(codes) == 1:
+        return np.asarray(values == codes[0])
+    mask = np.zeros(values.shape, dtype=bool)
+    for code in codes:
+        mask |= values == code
+    return mask
+
+
 class VectorIndex:
     """Normalised float32 vectors of one store in memory, two fields (content, context),
     with each row's tier and status, for exact top-k.
@@ -436,9 +453,9 @@ class VectorIndex:
 
     def _mask(self, n: int, field: str, status_codes: list[int],
               tier_codes: list[int] | None) -> np.ndarray:
-        mask = np.isin(self._status[:n], status_codes)
+        mask = among(self._status[:n], status_codes)
         if tier_codes is not None:
-            mask &= np.isin(self._tier[:n], tier_codes)
+            mask &= among(self._tier[:n], tier_codes)
         if field == "context":
             mask &= self._has_context[:n]
         return mask
@@ -542,9 +559,9 @@ class VectorIndex:
         rows = np.unique(rows[rows >= 0])
         if rows.size == 0:
             return []
-        keep = np.isin(self._status[rows], status_codes)
+        keep = among(self._status[rows], status_codes)
         if tier_codes is not None:
-            keep &= np.isin(self._tier[rows], tier_codes)
+            keep &= among(self._tier[rows], tier_codes)
         if field == "context":
             keep &= self._has_context[rows]
         rows = rows[keep]
