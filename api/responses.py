@@ -5,12 +5,6 @@ A plain-``def`` route that returns dicts has FastAPI validate them in a second h
 thread pool and serialise them on the event loop; both serial costs showed in the REST
 search's profile (ADR 0053). The route keeps ``response_model=`` for the OpenAPI schema;
 FastAPI passes a ``Response`` through untouched, so the check here is the same model's.
-
-Example:
-    >>> from graphmem.api.schemas import IndexEntryOut
-    >>> r = Rendered(list[IndexEntryOut])([])
-    >>> r.status_code, r.body, r.media_type
-    (200, b'[]', 'application/json')
 """
 
 from __future__ import annotations
@@ -22,7 +16,14 @@ from pydantic import TypeAdapter
 
 
 class Rendered:
-    """One response model's validator and JSON writer (built once, per route)."""
+    """One response model's validator and JSON writer (built once, per route).
+
+    Example:
+        >>> from graphmem.api.schemas import IndexEntryOut
+        >>> r = Rendered(list[IndexEntryOut])([])
+        >>> r.status_code, r.body, r.media_type
+        (200, b'[]', 'application/json')
+    """
 
     def __init__(self, model: Any, status_code: int = 200) -> None:
         self.adapter: TypeAdapter[Any] = TypeAdapter(model)
