@@ -134,7 +134,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
 
 def learning(store: Any, namespace: str, taught: np.ndarray,
              held: np.ndarray) -> dict[str, Any] | None:
-    """ADR 0027 in the benchmark (ADR 0053): the codes as built answer ``taught`` (questions
+    """ADR 0027 in the benchmark (ADR 0054): the codes as built answer ``taught`` (questions
     of the measured kind, none of them measured), the check those questions make due runs in
     the quiet after them, and the measured questions (``held``, never taught) are scored
     before and after against their exact top-10. None when no codes serve the namespace

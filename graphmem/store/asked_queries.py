@@ -104,8 +104,8 @@ def learn(queries: np.ndarray, exact: list[set[str]],
     ``min_recall - tolerance`` of the exact top-10 for ``queries`` (64 questions estimate a
     recall within ~0.006: one just under ``min_recall`` is noise as often as not); else the
     fewest of ``start`` doubled (up to ``ceiling``) that hold ``min_recall`` by their mean
-    less ``MARGIN_SE`` standard errors (ADR 0054: at 1M the first doubling held the 64
-    questions at the bar's edge and 100 others at 0.982).
+    less ``MARGIN_SE`` standard errors (ADR 0054, the build self-check's rule: a count that
+    only samples over the bar does not pass).
 
     Example:
         >>> exact = [{"a"}]
