@@ -206,12 +206,9 @@ class Memory:
             for i in _SHOWN_DICTS:
                 values[i] = dict(values[i])
             return dict(zip(_SHOWN, values, strict=True))
-        out: dict[str, Any] = {}
+        out: dict[str, Any] = {}  # with the embeddings and index fields: every field
         for f in fields(self):
             name = f.name
-            if not embeddings and name in ("embedding", "context_embedding", "keywords",
-                                           "context_keywords"):
-                continue
             value = getattr(self, name)
             if isinstance(value, datetime):
                 value = value.isoformat()
