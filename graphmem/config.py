@@ -309,6 +309,11 @@ class StoreConfig(_Frozen):
     #: candidates re-scored with the float32 rows per query, at the least: the self-check
     #: doubles it until the answers pass ``ann_min_recall`` (up to 16,384)
     ann_candidates: int = Field(default=250, ge=10, le=16_384)
+    #: ... and at least this many once the codes have inverted lists (``IVF_MIN`` vectors,
+    #: 500k): the self-check's probes (stored vectors) find their neighbours in their own
+    #: list, real questions sit between lists (1M MiniLM: 250 held 0.953, 1,000 0.997; ADR
+    #: 0055)
+    ann_list_candidates: int = Field(default=1000, ge=10, le=16_384)
     #: the codes serve only when the re-scored candidates hold this share of the exact
     #: top-10 for the namespace's own vectors; 0.005 over issue 14's 0.98, the sampling error
     #: of the 64 probes (at 0.98 the answers held 0.978-0.988 on other questions, ADR 0050)

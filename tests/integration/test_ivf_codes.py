@@ -104,3 +104,43 @@ def test_flat_codes_saved_before_lists_are_rebuilt_with_lists_at_open(
         assert recall(store, queries) >= 0.98
     finally:
         store.close()
+
+
+def test_listed_codes_re_score_at_least_the_list_floor_built_or_loaded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ADR 0055: codes with inverted lists start at ``ann_list_candidates`` (the self-check's
+    stored-vector probes pass too few for real questions), also when codes saved with fewer
+    are loaded; flat codes keep ``ann_candidates``."""
+    x = clustered(6000)
+    store = open_store(tmp_path, ann_candidates=50, ann_list_candidates=50, ann_min=1000)
+    try:
+        store.apply(WriteBatch(NS, memories=memories(x)))
+        assert store._vectors[NS].ann["content"].lists > 0  # type: ignore[index]
+        saved = store._vectors[NS].candidates  # what the self-check passed
+    finally:
+        store.close()
+    floor = 2 * saved
+    assert 4 * floor <= len(x)
+    store = open_store(tmp_path, ann_candidates=50, ann_list_candidates=floor, ann_min=1000)
+    try:
+        assert store.ann_states() == {NS: "loaded"}
+        assert store._vectors[NS].candidates == floor  # saved with fewer, raised at open
+    finally:
+        store.close()
+    built = open_store(tmp_path / "b", ann_candidates=50, ann_list_candidates=floor,
+                       ann_min=1000)
+    try:
+        built.apply(WriteBatch(NS, memories=memories(x)))
+        assert built.ann_states() == {NS: "built"}
+        assert built._vectors[NS].candidates == floor
+    finally:
+        built.close()
+    monkeypatch.setattr(pq_codes, "IVF_MIN", 10**9)  # flat codes: no floor
+    flat = open_store(tmp_path / "f", ann_candidates=50, ann_list_candidates=floor,
+                      ann_min=1000)
+    try:
+        flat.apply(WriteBatch(NS, memories=memories(x)))
+        assert flat._vectors[NS].ann["content"].lists == 0  # type: ignore[index]
+        assert flat._vectors[NS].candidates < floor
+    finally:
+        flat.close()
