@@ -2,6 +2,8 @@ from datetime import UTC, datetime
 
 import networkx as nx
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from graphmem.config import RetrievalConfig
 from graphmem.engine.walk import bounded_walk, personalised_pagerank, propagate
@@ -77,3 +79,34 @@ def test_personalised_pagerank_matches_networkx() -> None:
     for n in nodes:
         assert ours[n] == pytest.approx(ref[n], abs=1e-6)
     assert ours["a"] > ours["d"]
+
+
+@settings(max_examples=150, deadline=None)
+@example(3, [(0, 1, RelationType.CAUSES, None), (0, 1, RelationType.CAUSES, None),
+             (0, 2, RelationType.CAUSES, None)], {0: 1.0})  # parallel edges from a hub
+@given(st.integers(1, 6), st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6),
+                                             st.sampled_from(list(RelationType)),
+                                             st.none() | st.floats(0.0, 1.0)), max_size=25),
+       st.dictionaries(st.integers(0, 6), st.floats(0.0, 1.0), max_size=4))
+def test_personalised_pagerank_matches_networkx_with_dangling_nodes_and_parallel_edges(
+        n: int, raw: list[tuple[int, int, RelationType, float | None]],
+        seeds: dict[int, float]) -> None:
+    """Random subgraphs: nodes without (weighted) edges return their mass through the
+    seeds, parallel edges add up, edges to nodes outside the subgraph are left out."""
+    nodes = [f"m{i}" for i in range(n)]
+    edges = [rel(f"m{a}", f"m{b}", t, s) for a, b, t, s in raw]
+    pers = {f"m{i}": v for i, v in seeds.items()}
+    ours = personalised_pagerank(nodes, edges, pers, W, iterations=500, tol=1e-13)
+    g = nx.Graph()
+    g.add_nodes_from(nodes)
+    for e in edges:
+        w = W[e.type] * (max(0.0, e.score) if e.type is RelationType.SIMILAR_TO
+                         and e.score is not None else 1.0)
+        if e.source_id in g and e.target_id in g and e.source_id != e.target_id and w > 0:
+            old = g.get_edge_data(e.source_id, e.target_id, {"weight": 0.0})["weight"]
+            g.add_edge(e.source_id, e.target_id, weight=old + w)
+    restart = {k: v for k, v in pers.items() if k in g and v > 0} or None
+    ref = nx.pagerank(g, alpha=0.85, personalization=restart, weight="weight", tol=1e-12,
+                      max_iter=2000)
+    for node in nodes:
+        assert ours[node] == pytest.approx(ref[node], abs=1e-6)
