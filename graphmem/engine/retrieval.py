@@ -371,6 +371,7 @@ class Retriever:
         now = self.clock()
         max_access = max((memories[i].access_count for i in cands), default=0)
         computed = self.config.importance.computed
+        pairs = scoring.weighted(w)
         results: list[_Ranked] = []
         for i in cands:
             m = memories[i]
@@ -390,7 +391,7 @@ class Retriever:
                 "tier": rc.tier_weights[m.tier] if q.strategy == "weighted" else 0.0,
                 "source": 1.0 if m.source is not None and m.source == source else 0.0,
             }
-            score = scoring.score(terms_i, w)
+            score = scoring.score(terms_i, w, pairs)
             if q.as_of is None and not m.valid_at(now):  # superseded or not yet valid
                 score *= rc.invalid_factor
                 terms_i["invalid"] = 1.0

@@ -69,10 +69,17 @@ WEIGHTED: dict[str, Callable[[RetrievalWeights], float]] = {
 }
 
 
-def score(terms: Mapping[str, float], w: RetrievalWeights) -> float:
+def weighted(w: RetrievalWeights) -> list[tuple[str, float]]:
+    """The weighted terms' names and weights, in ``score``'s order: a ranking that scores a
+    hundred candidates reads the weights once."""
+    return [(name, weight(w)) for name, weight in WEIGHTED.items()]
+
+
+def score(terms: Mapping[str, float], w: RetrievalWeights,
+          pairs: list[tuple[str, float]] | None = None) -> float:
     """relevance + follows + the weighted walk, graph, importance, recency, popularity, tier
-    and source terms."""
+    and source terms (``pairs``: ``weighted(w)``, when the caller has it)."""
     total = terms["relevance"] + terms["follows"]
-    for name, weight in WEIGHTED.items():  # left to right, as ADR 0002 writes it
-        total += weight(w) * terms[name]
+    for name, weight in pairs if pairs is not None else weighted(w):
+        total += weight * terms[name]  # left to right, as ADR 0002 writes it
     return total

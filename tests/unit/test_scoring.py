@@ -42,6 +42,7 @@ def test_score_is_relevance_follows_and_the_weighted_terms() -> None:
     expected = (1.0 + 0.1 + w.walk * 0.5 + w.graph * 0.2 + w.importance * 0.7
                 + w.recency * 0.9 + w.popularity * 0.3 + w.tier * 0.8 + w.source * 1.0)
     assert scoring.score(terms, w) == expected  # the same float, summed in the same order
+    assert scoring.score(terms, w, scoring.weighted(w)) == expected  # weights read once
     assert set(scoring.WEIGHTED) == set(terms) - {"relevance", "follows"}
 
 
