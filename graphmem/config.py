@@ -124,6 +124,11 @@ class EmbeddingConfig(_Frozen):
     #: (ADR 0046): ~40% less CPU per query; LoCoMo R@10 0.771 against 0.775, MRR 0.564
     #: against 0.559. Off: queries embedded exactly as memories are
     quantize_queries: bool = True
+    #: ONNX Runtime threads of that int8 query model (its own session). One: a short query's
+    #: products are too small to share, and waking a second thread for each cost ~1.3 ms of
+    #: CPU a query and made a lone query slower, 2.5 -> 2.0 ms (ADR 0056). Memories' float
+    #: model keeps two threads (a memory alone: 4.2 ms against 6.1 ms on one)
+    query_threads: int = Field(default=1, gt=0)
     #: ONNX backend with the float model only: batches of at least ``bf16_min_batch``
     #: memories run the transformer's products in bfloat16 (torch autocast) where the CPU has
     #: AMX (ADR 0049): ~3x the texts/s, vectors at cosine >= 0.9999 to the float ones, LoCoMo

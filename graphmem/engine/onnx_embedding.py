@@ -105,11 +105,13 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                 else:  # fused operators, the same vectors (ADR 0040); torch only to make it
                     fused = onnx_export.fused_path(path)
                     path = fused if fused.exists() else onnx_export.fused(self.model, path)
-                session = query_session = self._open(path)
+                session = query_session = self._open(path, _threads())
                 query_path = path
                 if self.config.quantize_queries and not self.config.quantize:
                     query_path = onnx_export.for_queries(path, self._tokenize)
-                    query_session = self._open(query_path)
+                    # one thread: a query's small products gain nothing from a woken second
+                    # thread, which cost ~1.3 ms of CPU a query (ADR 0056)
+                    query_session = self._open(query_path, self.config.query_threads)
                 self._inputs = [i.name for i in session.get_inputs()]
                 if (self.config.bf16_batches and not self.config.quantize
                         and self._folder is not None and bf16_embedding.supported()):
@@ -117,16 +119,17 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                                                                 threads=_threads())
                 self.model_file, self.query_model_file = path, query_path
                 self._query_session, self._session = query_session, session  # ready last
-                log.info("embedding with %s, queries with %s (ONNX Runtime, %d threads)",
-                         path.name, query_path.name, _threads())
+                log.info("embedding with %s, queries with %s (ONNX Runtime, %d / %d threads)",
+                         path.name, query_path.name, _threads(),
+                         query_session.get_session_options().intra_op_num_threads)
             return self._session
 
     @staticmethod
-    def _open(path: Path) -> Any:
+    def _open(path: Path, threads: int) -> Any:
         import onnxruntime as ort
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = _threads()
+        options.intra_op_num_threads = threads
         # idle workers sleep: spinning kept a core busy between a server's queries
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3

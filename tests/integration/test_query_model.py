@@ -56,6 +56,24 @@ def test_queries_take_the_int8_file_and_memories_keep_the_float_vectors(
 
 
 @pytest.mark.model
+def test_the_query_model_runs_on_its_own_thread_count(float_files: tuple[Path, Path]) -> None:
+    """ADR 0056: the int8 query session on ``query_threads`` (one by default), the memories'
+    float session on two (where there are two cores); the vectors are the same either way."""
+    from graphmem.engine.onnx_embedding import _threads
+
+    one = OnnxEmbedder(EmbeddingConfig(bf16_batches=False))
+    vectors = one.embed_queries(TEXTS)
+    assert one._query_session is not one._session
+    assert one._query_session.get_session_options().intra_op_num_threads == 1
+    assert one._session.get_session_options().intra_op_num_threads == _threads()
+    two = OnnxEmbedder(EmbeddingConfig(bf16_batches=False, query_threads=2))
+    assert np.allclose(two.embed_queries(TEXTS), vectors, atol=1e-5)
+    assert two._query_session.get_session_options().intra_op_num_threads == 2
+    with pytest.raises(ValueError):
+        EmbeddingConfig(query_threads=0)
+
+
+@pytest.mark.model
 def test_a_query_model_that_strays_is_not_kept(
         tmp_path: Path, float_files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
