@@ -140,10 +140,11 @@ class GraphMemory(AgentMethods):
         """Change a memory (``fields``: type, valid_from, valid_until too); new content is
         re-embedded and re-indexed, its links refreshed; ``history`` keeps the prior one."""
         ns = v.namespace(namespace)
+        vectors = self._editor.embed_ahead(ns, id, content)  # the model outside the lock
         with self._write_lock:
             return self._editor.update(ns, id, content=content, importance=importance,
                                        tier=tier, metadata=metadata, source=source,
-                                       topic=topic, **fields)
+                                       topic=topic, vectors=vectors, **fields)
 
     def delete(self, id: str, *, namespace: str) -> None:
         """Hard-delete a memory and its edges (explicit; the session chain is re-linked)."""

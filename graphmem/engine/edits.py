@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+import numpy as np
+
 from graphmem.engine.core import Core
 from graphmem.engine.writes import Writer
 from graphmem.errors import ConflictError, InvalidRelationError, NotFoundError, ValidationError
@@ -84,12 +86,32 @@ class Editor:
                  store.neighbourhood(ns, [id], depth, types=wanted, max_nodes=max_nodes))
         return sorted(edges, key=lambda e: (e.type.value, e.source_id, e.target_id))
 
+    def embed_ahead(self, ns: str, id: str, content: str | None) -> dict[str, np.ndarray]:
+        """The vector of an update's new content, embedded before the caller takes the write
+        lock, as a write's are (ADR 0045): the model runs while other writes do their
+        database work. Nothing when the content is absent, invalid, unchanged or the memory
+        is not there: ``update`` then raises or finds nothing to embed, and embeds under the
+        lock whatever changed since."""
+        if content is None:
+            return {}
+        try:
+            text = v.content(content, self.core.config.write)
+        except ValidationError:
+            return {}  # ``update`` raises it, in its own order of checks
+        found = self.core.store.get_memories(ns, [id])
+        if id not in found or found[id].content == text:
+            return {}
+        self.core.vectors.check(ns)  # one model per namespace: refused before embedding
+        return {text: self.writer.batcher.embed_one(text)}
+
     def update(self, ns: str, id: str, *, content: str | None, importance: float | None,
                tier: Tier | str | None, metadata: Mapping[str, Any] | None,
-               source: str | None, topic: str | None, **more: Any) -> Memory:
-        """New content is re-embedded and re-indexed, its links refreshed; ``more`` may set
-        ``type``, ``valid_from``, ``valid_until``. The change is recorded (an ``update``
-        transition listing the fields, with the prior content when it changed: ``history``)."""
+               source: str | None, topic: str | None,
+               vectors: Mapping[str, np.ndarray] | None = None, **more: Any) -> Memory:
+        """New content is re-embedded (``vectors``: from ``embed_ahead``) and re-indexed, its
+        links refreshed; ``more`` may set ``type``, ``valid_from``, ``valid_until``. The
+        change is recorded (an ``update`` transition listing the fields, with the prior
+        content when it changed: ``history``). The caller holds the write lock."""
         core, wc = self.core, self.core.config.write
         m = core.require(ns, [id], embeddings=True)[id]
         before = m.copy()
@@ -117,7 +139,8 @@ class Editor:
             m.content = v.content(content, wc)
             m.content_hash = content_hash(m.content)
             core.vectors.check(ns)
-            m.embedding = core.embedder.embed([m.content])[0]
+            ahead = (vectors or {}).get(m.content)
+            m.embedding = ahead if ahead is not None else core.embedder.embed([m.content])[0]
             m.keywords = core.analyzer.index_text(
                 m.content, m.created_at if wc.date_in_keywords else None)
             self._relink_after_change(ns, m, records, batch)

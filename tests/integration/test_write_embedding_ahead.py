@@ -97,3 +97,52 @@ def test_invalid_input_is_refused_before_the_model_runs(tmp_path: Path) -> None:
             mem.store_many(["fine", ""], namespace="ops")
         assert mem.core.store.namespaces() == []
     assert emb.calls == []
+
+
+def test_an_update_embeds_its_new_content_outside_the_write_lock(tmp_path: Path) -> None:
+    emb = Watched()
+    with _open(tmp_path, emb) as mem:
+        m = mem.store("the deploy failed", namespace="ops")
+        mem.update(m.id, namespace="ops", content="the deploy failed on the canary")
+        mem.update(m.id, namespace="ops", content="the deploy failed on the canary",
+                   importance=0.9)  # the same content: nothing to embed
+        mem.update(m.id, namespace="ops", importance=0.8)
+        got = mem.core.store.get_memories("ops", [m.id], embeddings=True)[m.id]
+    assert emb.calls == [["the deploy failed"], ["the deploy failed on the canary"]]
+    assert emb.under_lock == [False, False]
+    assert got.content == "the deploy failed on the canary" and got.importance == 0.8
+    assert got.embedding is not None  # the vector of the new content, as embedded
+    assert np.allclose(got.embedding, RandomEmbedder().embed([got.content])[0])
+
+
+def test_an_update_whose_content_changed_meanwhile_embeds_what_it_stores(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vector embedded ahead serves only the content it was embedded for."""
+    emb = Watched()
+    with _open(tmp_path, emb) as mem:
+        m = mem.store("the deploy failed", namespace="ops")
+        ahead = mem._editor.embed_ahead
+        monkeypatch.setattr(mem._editor, "embed_ahead", lambda ns, id, content: {
+            "some other text": ahead(ns, id, "some other text")["some other text"]})
+        mem.update(m.id, namespace="ops", content="the deploy failed twice")
+        got = mem.core.store.get_memories("ops", [m.id], embeddings=True)[m.id]
+    assert got.embedding is not None
+    assert np.allclose(got.embedding, RandomEmbedder().embed(["the deploy failed twice"])[0])
+    assert emb.under_lock[-1] is True  # embedded again, under the lock
+
+
+def test_a_bad_update_is_refused_in_its_own_order_and_embeds_nothing(tmp_path: Path) -> None:
+    from graphmem.errors import NotFoundError
+
+    emb = Watched()
+    with _open(tmp_path, emb) as mem:
+        m = mem.store("the deploy failed", namespace="ops")
+        with pytest.raises(ValidationError):
+            mem.update(m.id, namespace="ops", content="")
+        with pytest.raises(NotFoundError):
+            mem.update("no-such-id", namespace="ops", content="")  # not found comes first
+        with pytest.raises(NotFoundError):
+            mem.update("no-such-id", namespace="ops", content="a new text")
+        kept = mem.get(m.id, namespace="ops")
+    assert emb.calls == [["the deploy failed"]]
+    assert kept.content == "the deploy failed"
