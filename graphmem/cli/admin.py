@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -114,8 +116,18 @@ def mcp_command(data: Location, namespaces: tuple[str, ...]) -> None:
     """Serve graphmem's tools over the Model Context Protocol on stdio."""
     from graphmem.api.mcp import build_server
 
-    with data.open() as mem:  # its client ends it by closing stdin, which closes the store
-        build_server(mem, namespaces).run("stdio")
+    # its client ends it by closing stdin; SIGTERM ends it as Ctrl+C does, the store closed
+    try:
+        with stops_cleanly_on_sigterm(), data.open() as mem:
+            build_server(mem, namespaces).run("stdio")
+    except SystemExit as stop:
+        if stop.code != 128 + signal.SIGTERM:
+            raise
+        # the store is closed; anyio's stdin reader is not a daemon thread and blocks in a
+        # read until the client closes the pipe, so the interpreter's exit would wait on it
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(stop.code)
 
 
 @main.group("config")
