@@ -96,6 +96,7 @@ class Editor:
             return {}
         try:
             text = v.content(content, self.core.config.write)
+            v.memory_id(id)
         except ValidationError:
             return {}  # ``update`` raises it, in its own order of checks
         found = self.core.store.get_memories(ns, [id])
