@@ -1,7 +1,8 @@
 """Starts the Maven-built Neo4j 5 launcher (``tests/neo4j`` in a source checkout) for the tests
 and the benchmarks: resolves the harness from Maven Central (cached in ~/.m2), compiles
-``Launcher.java`` with javac, runs it, and reads the Bolt URI it prints. Stopped with SIGTERM
-(or by closing its stdin). A development tool: the service itself connects to any Neo4j 5."""
+``Launcher.java`` with javac, runs it, and reads the data folder and Bolt URI it prints.
+Stopped with SIGTERM (or by closing its stdin); a temporary folder goes with it. A
+development tool: the service itself connects to any Neo4j 5."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ class Neo4jServer:
         self.home, self.module, self.heap = home, module, heap
         self.proc: subprocess.Popen[str] | None = None
         self.uri = ""
+        self.folder: Path | None = None  # the data folder the server reports (HOME line)
 
     def _classpath(self) -> str:
         target = self.module / "target"
@@ -71,6 +73,8 @@ class Neo4jServer:
             line = self.proc.stdout.readline()
             if not line:
                 raise RuntimeError(f"the Neo4j launcher exited ({self.proc.poll()})")
+            if line.startswith("HOME "):
+                self.folder = Path(line[5:].rstrip("\n"))
             if line.startswith("BOLT "):
                 self.uri = line.split()[1].rstrip("/")
                 return self.uri
