@@ -4,8 +4,9 @@ ADR 0019).
 
 The SQL lives beside it: ``sqlite_rows`` (reads and row decoding), ``sqlite_writes`` (a
 write batch's statements), ``sqlite_keywords`` (BM25 statistics), ``sqlite_jobs``
-(consolidation runs and leases), ``sqlite_schema`` (migrations); this class owns the
-connections, the locks and the in-memory caches.
+(consolidation runs and leases), ``sqlite_schema`` (migrations), ``sqlite_caches`` (the
+vector indexes built at open); this class owns the connections, the locks and the
+in-memory caches.
 
 SQLite is the source of truth; the caches are rebuilt from it at ``open`` and updated only
 after a transaction commits, so a failed write leaves both untouched. One process owns a data
@@ -43,7 +44,14 @@ from graphmem.models import (
     Transition,
 )
 from graphmem.rules.bm25 import TermStats
-from graphmem.store import row_files, sqlite_jobs, sqlite_keywords, sqlite_rows, sqlite_writes
+from graphmem.store import (
+    row_files,
+    sqlite_caches,
+    sqlite_jobs,
+    sqlite_keywords,
+    sqlite_rows,
+    sqlite_writes,
+)
 from graphmem.store.ann_keeper import AnnKeeper
 from graphmem.store.base import (
     ActiveColumns,
@@ -59,7 +67,7 @@ from graphmem.store.rwlock import RWLock
 from graphmem.store.sqlite_checkpoint import BACKSTOP_PAGES, Checkpointer
 from graphmem.store.sqlite_schema import migrate
 from graphmem.store.sqlite_warm_up import WarmUp
-from graphmem.store.vectors import STATUS_CODE, TIER_CODE, Allocator, VectorIndex
+from graphmem.store.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +148,8 @@ class SQLiteStore:
             self._tune(conn)
             migrate(conn)
             self._conn = conn
-            self._load_caches()
+            self._vectors.update(sqlite_caches.load_indexes(conn, self.folder, self.dim,
+                                                            self.config, self._rows))
             self._ann.after_open(conn, self._lock, self._vectors)
             if self.config.sqlite_warm_up:
                 self._warm_up.start()
@@ -280,72 +289,6 @@ class SQLiteStore:
         """namespace -> loaded | built | building | exact, for namespaces past ``ann_min``."""
         return dict(self._ann.state)
 
-    def _namespaces(self) -> list[str]:
-        """Every namespace with memories, one index seek each (a loose index scan)."""
-        out: list[str] = []
-        row = self.conn.execute("SELECT min(namespace) FROM memories").fetchone()
-        while row is not None and row[0] is not None:
-            out.append(row[0])
-            row = self.conn.execute("SELECT min(namespace) FROM memories WHERE namespace > ?",
-                                    (row[0],)).fetchone()
-        return out
-
-    def _mapped(self, namespace: str) -> Allocator:
-        files = self._rows
-        return lambda field, cap, old: files.matrix(namespace, field, cap, old)
-
-    def _load_caches(self) -> None:
-        """Vector rows: a large namespace maps the files its last close saved, when SQLite
-        agrees with them (ADR 0020); the others, and any whose files do not serve, are read
-        from SQLite (into files when past ``mapped_rows_min``)."""
-        unread: list[str] = []
-        for ns in self._namespaces():
-            arrays = self._rows.load(ns, self.conn) if self.config.mapped_rows_min else None
-            if arrays is not None:
-                self._vectors[ns] = VectorIndex.from_arrays(self.dim, arrays, self._mapped(ns))
-            else:
-                unread.append(ns)
-        from_files = len(self._vectors)
-        if unread:
-            big = self.config.mapped_rows_min
-            if big:
-                for ns, count in self.conn.execute(
-                        "SELECT namespace, count(*) FROM memories GROUP BY namespace"):
-                    if ns in unread and count >= big:
-                        self._vectors[ns] = VectorIndex(self.dim, alloc=self._mapped(ns))
-            # all at once in pk order when nothing was mapped, else namespace by namespace
-            # (a scan in pk order would read the mapped namespaces' pages too)
-            groups: list[str | None] = [None] if from_files == 0 else list(unread)
-            for only in groups:
-                cursor = self.conn.execute(
-                    "SELECT namespace, id, tier, status, embedding, context_embedding, "
-                    "memories.pk FROM memories JOIN vectors ON vectors.pk = memories.pk "
-                    + ("" if only is None else "WHERE namespace = ? ")
-                    + "ORDER BY memories.pk",
-                    () if only is None else (only,))
-                while rows := cursor.fetchmany(20_000):  # in bulk: ~4x faster than by row
-                    by_ns: dict[str, list[Any]] = {}
-                    for row in rows:
-                        by_ns.setdefault(row[0], []).append(row)
-                    for name, part in by_ns.items():
-                        self._load_vectors(name, part)
-        log.info("opened %s: %d namespaces (%d from mapped rows)", self.folder,
-                 len(self._vectors), from_files)
-
-    def _load_vectors(self, ns: str, rows: list[Any]) -> None:
-        if not rows:
-            return
-        content = np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32)
-        has = np.array([r[5] is not None for r in rows], dtype=bool)
-        context = np.zeros((len(rows), self.dim), dtype=np.float32)
-        if has.any():
-            context[has] = np.frombuffer(b"".join(r[5] for r in rows if r[5] is not None),
-                                         dtype=np.float32).reshape(-1, self.dim)
-        self._index(ns).extend(
-            [r[1] for r in rows], [r[6] for r in rows], content.reshape(-1, self.dim),
-            context, has, np.array([TIER_CODE[Tier(r[2])] for r in rows], dtype=np.int8),
-            np.array([STATUS_CODE[Status(r[3])] for r in rows], dtype=np.int8))
-
     def _index(self, namespace: str) -> VectorIndex:
         index = self._vectors.get(namespace)
         if index is None:
@@ -412,7 +355,7 @@ class SQLiteStore:
             index.set_state(id_, tier, status)
         big = self.config.mapped_rows_min
         if big and not index.mapped and len(index) >= big:
-            index.map_rows(self._mapped(ns))
+            index.map_rows(sqlite_caches.mapped(self._rows, ns))
         self._ann.after_write(ns, index, self._lock)
 
     def touch(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
