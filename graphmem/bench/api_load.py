@@ -7,6 +7,8 @@ concurrent clients (threads, each on a keep-alive connection) from this process 
 ``seconds`` against POST /v1/search (200 queries asked again and again: the hot cache answers
 the repeats), POST /v1/search with every query new (the whole pipeline each time) and then
 POST /v1/memories. Each phase reports the server's CPU and the load generator's per request.
+Before the server starts, the same store answers new queries in one process without HTTP
+(``in_process``): the hour's baseline, since the machine's speed moves within minutes.
 Bounded in time and count; loopback only; the load generator shares the two cores with the
 server (not its GIL).
 """
@@ -30,7 +32,7 @@ import httpx
 
 from graphmem import GraphMemory
 from graphmem.api.keys import KeyStore
-from graphmem.bench import synthetic
+from graphmem.bench import in_process, synthetic
 from graphmem.bench.scale import RandomEmbedder
 from graphmem.bench.stats import latency as _latency
 
@@ -206,7 +208,9 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
                  per_writer: int = 200, searchers: int = 4,
                  stall_seconds: float = 600.0, stall: bool = True,
                  quantized: bool = False, float_queries: bool = False,
-                 float_batches: bool = False) -> dict[str, Any]:
+                 float_batches: bool = False, baseline: bool = True) -> dict[str, Any]:
+    """``baseline``: before the server starts, the same store's retrievals in one process
+    without HTTP (``in_process``): the hour's speed, beside which the REST rate is read."""
     from datetime import UTC, datetime, timedelta
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -220,6 +224,13 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
         keys = KeyStore(Path(tmp) / "keys.db")
         key = keys.create(["bench", "mixed", "stall"], "writer")[1]
         admin = keys.create(["bench"], "admin")[1]
+        inproc = None
+        if baseline:  # before the server owns the folder: the store its searches will see
+            progress(f"the hour's baseline: {clients} threads in one process, no HTTP ...")
+            inproc = in_process.measure(
+                data, server_env(Path(tmp) / "keys.db", quantized, float_queries,
+                                 float_batches),
+                threads=clients, seconds=seconds, max_requests=max_requests)
         port = _port()
         url = f"http://127.0.0.1:{port}"
         server = _serve(data, Path(tmp) / "keys.db", port, Path(tmp) / "server.log",
@@ -237,6 +248,10 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
                 progress(f"{kind}: {clients} clients for {seconds:g} s ...")
                 result[kind] = _drive(url, key, kind, clients, seconds, max_requests,
                                       server_pid=server.pid)
+            if inproc is not None:
+                result["in_process"] = inproc
+                result["rest_over_in_process"] = round(
+                    result["search_distinct"]["req_per_s"] / inproc["req_per_s"], 3)
             progress(f"mixed: {writers} writers x {per_writer} and {searchers} searchers ...")
             result["mixed"] = asyncio.run(_mixed(url, key, writers, per_writer, searchers))
             if stall:
@@ -313,6 +328,13 @@ def table(r: dict[str, Any]) -> str:
                      f"{x['p50_ms']} | {x['p95_ms']} | {x['p99_ms']} | "
                      f"{x.get('cache_hits', '-')} | {x.get('server_cpu_ms_per_request', '-')} | "
                      f"{x.get('load_cpu_ms_per_request', '-')} |")
+    b = r.get("in_process")
+    if b:
+        lines.append(f"| retrieve in one process, no HTTP (every query new; {b['threads']} "
+                     f"threads, before the server) | {b['requests']} | 0 | {b['req_per_s']} | "
+                     f"{b['p50_ms']} | {b['p95_ms']} | {b['p99_ms']} | - | "
+                     f"{b['cpu_ms_per_request']} | - |")
+        lines += ["", f"REST / in process, every query new: {r['rest_over_in_process']}"]
     m = r.get("mixed")
     if m:
         lines += ["", f"Mixed: {m['writers']} writers x {m['per_writer']} with "

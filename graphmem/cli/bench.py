@@ -207,18 +207,22 @@ def bench_tune(folder: Path, samples: int, out: Path | None) -> None:
 @click.option("--seconds", type=float, default=10.0, show_default=True, help="per route")
 @click.option("--stall/--no-stall", default=True, show_default=True,
               help="measure writes during a consolidation of all N (minutes at 100k)")
+@click.option("--baseline/--no-baseline", default=True, show_default=True,
+              help="first retrieve from the same store in one process without HTTP, as "
+                   "many threads as clients: the hour's speed beside the REST rate")
 @quantized_option
 @float_queries_option
 @float_batches_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @handles_errors
-def bench_api(n: int, clients: int, seconds: float, stall: bool, quantized: bool,
-              float_queries: bool, float_batches: bool, out: Path | None) -> None:
+def bench_api(n: int, clients: int, seconds: float, stall: bool, baseline: bool,
+              quantized: bool, float_queries: bool, float_batches: bool,
+              out: Path | None) -> None:
     """Loopback load on the REST API: req/s and p50/p95/p99 of search and write."""
     from graphmem.bench.api_load import run_api_load, table
 
     result = run_api_load(n, clients=clients, seconds=seconds, stall=stall,
-                          quantized=quantized, float_queries=float_queries,
+                          baseline=baseline, quantized=quantized, float_queries=float_queries,
                           float_batches=float_batches,
                           progress=lambda msg: click.echo(msg, err=True))
     click.echo(table(result))

@@ -145,6 +145,12 @@ def test_api_load_bench_reports_both_routes() -> None:
     assert r["search_distinct"]["server_cpu_ms_per_request"] > 0  # a server of its own
     assert r["search_distinct"]["load_cpu_ms_per_request"] > 0  # the load generator's own
     assert r["write"]["cache_hits"] == 0
+    # the hour's baseline: the same store in one process without HTTP, before the server
+    base = r["in_process"]
+    assert base["threads"] == 2 and 0 < base["requests"] <= 40
+    assert base["cpu_ms_per_request"] > 0 and base["p50_ms"] <= base["p99_ms"]
+    assert r["rest_over_in_process"] == round(
+        r["search_distinct"]["req_per_s"] / base["req_per_s"], 3)
     mixed = r["mixed"]
     assert mixed["writes"] == 30 and mixed["errors"] == 0 and mixed["lost"] == 0
     stall = r["consolidation_stall"]
@@ -153,6 +159,7 @@ def test_api_load_bench_reports_both_routes() -> None:
     text = api_load.table(r)
     assert "POST /v1/search (every query new)" in text and "0 lost" in text
     assert "longest" in text
+    assert "retrieve in one process, no HTTP" in text and "REST / in process" in text
 
 
 def test_the_api_load_counts_refusals_and_keeps_its_connections(tmp_path: Path) -> None:
