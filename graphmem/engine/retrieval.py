@@ -23,7 +23,6 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -55,6 +54,8 @@ from graphmem.rules.tiers import age_hours, decayed_importance
 log = logging.getLogger(__name__)
 #: at most this many distinct keyword fields keep their split terms (then the memo starts over)
 _TERMS_MEMO = 100_000
+#: the names of the retrieval pool's threads (ADR 0057)
+_POOL_PREFIX = "graphmem-retrieval"
 
 Clock = Callable[[], datetime]
 STRATEGIES = ("weighted", "fast_first", "comprehensive")
@@ -154,8 +155,11 @@ class Retriever:
         #: reads the keyword seeds while the caller embeds the query (ADR 0037); lazily
         self._helper: ThreadPoolExecutor | None = None
         self._helper_lock = threading.Lock()
-        #: at most this many retrievals compute at once (ADR 0051); None: no bound
-        self._slots = _slots(core.config.retrieval.concurrency, self.store.cpu_bound)
+        #: at most this many retrievals compute at once (ADR 0051), each on one of this many
+        #: threads of the retrieval pool, in the order they came (ADR 0057); 0: no bound,
+        #: each in its caller's thread
+        self._bound = _bound(core.config.retrieval.concurrency, self.store.cpu_bound)
+        self._pool: ThreadPoolExecutor | None = None  # lazily, under _helper_lock
         #: retrievals computing now: among others, one reads its keyword seeds itself
         self._active = 0
 
@@ -220,20 +224,35 @@ class Retriever:
         generation = self.core.generation[q.namespace]
         results = self.cache.get(q.namespace, q.key(), generation)
         if results is None:
-            with self._slots or nullcontext():
-                with self._helper_lock:
-                    self._active += 1
-                try:
-                    results = self._compute(q, generation)
-                finally:
-                    with self._helper_lock:
-                        self._active -= 1
+            pool = self._computing_pool()
+            results = (self._counted(q, generation) if pool is None else
+                       pool.submit(self._counted, q, generation).result())
         with single_threaded_blas():
             if touch and results:
                 self._bookkeeping(q.namespace, results)
         self.queries[q.namespace] += 1
         self.hits[q.namespace] += bool(results)
         return results
+
+    def _computing_pool(self) -> ThreadPoolExecutor | None:
+        """The pool a retrieval computes on (ADR 0057): a queue the bound's threads take
+        retrievals from in order, so a thread that finished one takes the next without
+        sleeping. None: no bound, or the caller is one of the pool's threads already."""
+        if not self._bound or threading.current_thread().name.startswith(_POOL_PREFIX):
+            return None
+        with self._helper_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._bound, thread_name_prefix=_POOL_PREFIX)
+            return self._pool
+
+    def _counted(self, q: Query, generation: int) -> list[RetrievalResult]:
+        with self._helper_lock:
+            self._active += 1
+        try:
+            return self._compute(q, generation)
+        finally:
+            with self._helper_lock:
+                self._active -= 1
 
     def _compute(self, q: Query, generation: int) -> list[RetrievalResult]:
         """A retrieval the hot cache did not hold: embed, seed, walk, rank, cut; cached."""
@@ -275,11 +294,13 @@ class Retriever:
         return vec, (None if task.cancel() else task.result())
 
     def close(self) -> None:
-        """Stop the helper's threads (their tasks are finished first)."""
+        """Stop the pool's and the helper's threads (their tasks are finished first)."""
         with self._helper_lock:
-            helper, self._helper = self._helper, None
-        if helper is not None:
-            helper.shutdown(wait=True)
+            pools = (self._pool, self._helper)
+            self._pool = self._helper = None
+        for pool in pools:
+            if pool is not None:
+                pool.shutdown(wait=True)
 
     def _keyword_seeds(self, q: Query) -> _Keywords:
         """The query's terms, their statistics, the terms that seed and the keyword seeds
@@ -548,14 +569,14 @@ class Retriever:
                 r.disputed_by = tuple(sorted(others))
 
 
-def _slots(concurrency: int | None, cpu_bound: bool) -> threading.BoundedSemaphore | None:
+def _bound(concurrency: int | None, cpu_bound: bool) -> int:
     """The bound on retrievals computing at once (ADR 0051): ``concurrency`` if set (0: none),
     else the usable CPUs for a CPU-bound store and none for a server's.
 
     Example:
-        >>> _slots(0, True) is None, _slots(None, False) is None, _slots(3, False) is not None
-        (True, True, True)
+        >>> _bound(0, True), _bound(None, False), _bound(3, False)
+        (0, 0, 3)
     """
     if concurrency is None:
-        concurrency = usable_cpus() if cpu_bound else 0
-    return threading.BoundedSemaphore(concurrency) if concurrency > 0 else None
+        return usable_cpus() if cpu_bound else 0
+    return max(0, concurrency)
