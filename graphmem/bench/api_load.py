@@ -35,6 +35,7 @@ from graphmem.api.keys import KeyStore
 from graphmem.bench import in_process, synthetic
 from graphmem.bench.scale import RandomEmbedder
 from graphmem.bench.stats import latency as _latency
+from graphmem.bench.stats import run_together
 
 
 def _port() -> int:
@@ -92,14 +93,9 @@ def _drive(url: str, key: str, kind: str, clients: int, seconds: float,
         finally:
             http.close()
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(clients)]
     server_cpu = _cpu_seconds(server_pid) if server_pid is not None else 0.0
-    started, cpu = time.perf_counter(), time.process_time()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    elapsed, cpu = run_together([threading.Thread(target=worker, args=(n,))
+                                 for n in range(clients)])
     if server_pid is not None:
         server_cpu = _cpu_seconds(server_pid) - server_cpu
     served = ({"server_cpu_ms_per_request": round(server_cpu * 1000 / len(times), 1)

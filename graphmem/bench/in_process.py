@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.bench import synthetic
-from graphmem.bench.stats import latency
+from graphmem.bench.stats import latency, run_together
 
 
 def measure(data: Path, env: dict[str, str], *, threads: int, seconds: float,
@@ -67,13 +67,7 @@ def main() -> None:
                 with lock:
                     times.append(elapsed)
 
-        pool = [threading.Thread(target=worker) for _ in range(threads)]
-        started, cpu = time.perf_counter(), time.process_time()
-        for t in pool:
-            t.start()
-        for t in pool:
-            t.join()
-        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+        elapsed, cpu = run_together([threading.Thread(target=worker) for _ in range(threads)])
     print(json.dumps({"threads": threads, "requests": len(times),
                       "req_per_s": round(len(times) / elapsed, 1),
                       "cpu_ms_per_request": round(cpu * 1000 / len(times), 1),

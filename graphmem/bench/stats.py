@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import statistics
+import threading
+import time
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -38,3 +40,13 @@ def rss_mb(field: str = "VmRSS") -> float:
             if line.startswith(f"{field}:"):
                 return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def run_together(threads: list[threading.Thread]) -> tuple[float, float]:
+    """Start ``threads`` and wait for them all: (wall seconds, this process's CPU seconds)."""
+    started, cpu = time.perf_counter(), time.process_time()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - started, time.process_time() - cpu
