@@ -68,7 +68,7 @@ def main() -> None:
                     times.append(elapsed)
 
         elapsed, cpu = run_together([threading.Thread(target=worker) for _ in range(threads)])
-    print(json.dumps({"threads": threads, "requests": len(times),
-                      "req_per_s": round(len(times) / elapsed, 1),
-                      "cpu_ms_per_request": round(cpu * 1000 / len(times), 1),
-                      **latency(times)}))
+    sys.stdout.write(json.dumps({"threads": threads, "requests": len(times),
+                                 "req_per_s": round(len(times) / elapsed, 1),
+                                 "cpu_ms_per_request": round(cpu * 1000 / len(times), 1),
+                                 **latency(times)}) + "\n")
