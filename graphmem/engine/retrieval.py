@@ -160,6 +160,7 @@ class Retriever:
         #: each in its caller's thread
         self._bound = _bound(core.config.retrieval.concurrency, self.store.cpu_bound)
         self._pool: ThreadPoolExecutor | None = None  # lazily, under _helper_lock
+        self._closed = False  # no pool is made after close
         #: retrievals computing now: among others, one reads its keyword seeds itself
         self._active = 0
 
@@ -225,8 +226,11 @@ class Retriever:
         results = self.cache.get(q.namespace, q.key(), generation)
         if results is None:
             pool = self._computing_pool()
-            results = (self._counted(q, generation) if pool is None else
-                       pool.submit(self._counted, q, generation).result())
+            try:
+                turn = None if pool is None else pool.submit(self._counted, q, generation)
+            except RuntimeError:  # the pool was shut down meanwhile (closing): as without one,
+                turn = None  # and the closed store says why
+            results = self._counted(q, generation) if turn is None else turn.result()
         with single_threaded_blas():
             if touch and results:
                 self._bookkeeping(q.namespace, results)
@@ -241,6 +245,8 @@ class Retriever:
         if not self._bound or threading.current_thread().name.startswith(_POOL_PREFIX):
             return None
         with self._helper_lock:
+            if self._closed:
+                return None
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self._bound, thread_name_prefix=_POOL_PREFIX)
             return self._pool
@@ -298,6 +304,7 @@ class Retriever:
         with self._helper_lock:
             pools = (self._pool, self._helper)
             self._pool = self._helper = None
+            self._closed = True
         for pool in pools:
             if pool is not None:
                 pool.shutdown(wait=True)

@@ -154,3 +154,16 @@ def test_retrievals_take_their_turns_in_the_order_they_came(tmp_path: Path) -> N
     # ... and in the same rotation all along: each caller's next question waits behind the
     # three the others had queued (a semaphore served them in whatever order they woke)
     assert turns[4:] == turns[:-4], turns
+
+
+def test_a_retrieval_after_close_is_refused_and_makes_no_pool(tmp_path: Path) -> None:
+    from graphmem.errors import GraphMemError
+
+    mem = _open(tmp_path, concurrency=2)
+    mem.retrieve("deploy 1 host", namespace="ops")
+    assert mem._retriever._pool is not None
+    mem.close()
+    assert mem._retriever._pool is None
+    with pytest.raises(GraphMemError):
+        mem.retrieve("deploy 2 host", namespace="ops")
+    assert mem._retriever._pool is None  # no threads left behind by a late caller
