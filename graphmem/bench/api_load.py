@@ -246,8 +246,9 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
                                       server_pid=server.pid)
             if inproc is not None:
                 result["in_process"] = inproc
-                result["rest_over_in_process"] = round(
+                result["rest_over_in_process"] = (round(
                     result["search_distinct"]["req_per_s"] / inproc["req_per_s"], 3)
+                    if inproc["req_per_s"] else None)
             progress(f"mixed: {writers} writers x {per_writer} and {searchers} searchers ...")
             result["mixed"] = asyncio.run(_mixed(url, key, writers, per_writer, searchers))
             if stall:

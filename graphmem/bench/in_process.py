@@ -68,7 +68,9 @@ def main() -> None:
                     times.append(elapsed)
 
         elapsed, cpu = run_together([threading.Thread(target=worker) for _ in range(threads)])
-    sys.stdout.write(json.dumps({"threads": threads, "requests": len(times),
-                                 "req_per_s": round(len(times) / elapsed, 1),
-                                 "cpu_ms_per_request": round(cpu * 1000 / len(times), 1),
-                                 **latency(times)}) + "\n")
+    done = len(times)  # none when the deadline or the request budget came first
+    sys.stdout.write(json.dumps({
+        "threads": threads, "requests": done, "req_per_s": round(done / elapsed, 1),
+        "cpu_ms_per_request": round(cpu * 1000 / done, 1) if done else None,
+        **(latency(times) if done else {"p50_ms": None, "p95_ms": None, "p99_ms": None,
+                                        "mean_ms": None})}) + "\n")

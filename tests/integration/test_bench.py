@@ -162,6 +162,23 @@ def test_api_load_bench_reports_both_routes() -> None:
     assert "retrieve in one process, no HTTP" in text and "REST / in process" in text
 
 
+def test_the_in_process_baseline_reports_a_run_that_answered_nothing(tmp_path: Path) -> None:
+    """No request in its budget: zero answered and no latencies, not a crash of the bench."""
+    from graphmem import GraphMemory
+    from graphmem.api.keys import KeyStore
+    from graphmem.bench import in_process
+    from graphmem.bench.api_load import server_env
+    from graphmem.bench.scale import RandomEmbedder
+
+    with GraphMemory.open(tmp_path / "data", embedder=RandomEmbedder()) as mem:
+        mem.store("the deploy failed", namespace="bench")
+    KeyStore(tmp_path / "keys.db")
+    r = in_process.measure(tmp_path / "data", server_env(tmp_path / "keys.db", False),
+                           threads=2, seconds=1.0, max_requests=0)
+    assert r["threads"] == 2 and r["requests"] == 0 and r["req_per_s"] == 0
+    assert r["cpu_ms_per_request"] is None and r["p95_ms"] is None
+
+
 def test_the_api_load_counts_refusals_and_keeps_its_connections(tmp_path: Path) -> None:
     """The load generator against a server that refuses every search and drops every fifth
     connection unanswered: each refusal and each drop is an error, a client whose connection
