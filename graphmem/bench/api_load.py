@@ -204,10 +204,18 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
                  per_writer: int = 200, searchers: int = 4,
                  stall_seconds: float = 600.0, stall: bool = True,
                  quantized: bool = False, float_queries: bool = False,
-                 float_batches: bool = False, baseline: bool = True) -> dict[str, Any]:
+                 float_batches: bool = False, baseline: bool = True,
+                 against: str | None = None, against_n: int = 10_000) -> dict[str, Any]:
     """``baseline``: before the server starts, the same store's retrievals in one process
-    without HTTP (``in_process``): the hour's speed, beside which the REST rate is read."""
+    without HTTP (``in_process``): the hour's speed, beside which the REST rate is read.
+    ``against``: another install's Python, whose server at ``against_n`` memories is driven
+    the same way before this one's (``api_against``: issue 14's ratios in one run)."""
     from datetime import UTC, datetime, timedelta
+
+    from graphmem.bench import api_against  # it imports this module's load generator
+
+    if against is not None:
+        api_against.check(against)
 
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
@@ -227,6 +235,9 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
                 data, server_env(Path(tmp) / "keys.db", quantized, float_queries,
                                  float_batches),
                 threads=clients, seconds=seconds, max_requests=max_requests)
+        other = (api_against.measure(against, against_n, clients=clients, seconds=seconds,
+                                     max_requests=max_requests, progress=progress)
+                 if against is not None else None)
         port = _port()
         url = f"http://127.0.0.1:{port}"
         server = _serve(data, Path(tmp) / "keys.db", port, Path(tmp) / "server.log",
@@ -249,6 +260,12 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
                 result["rest_over_in_process"] = (round(
                     result["search_distinct"]["req_per_s"] / inproc["req_per_s"], 3)
                     if inproc["req_per_s"] else None)
+            if other is not None:
+                result["against"] = other
+                result["over_against"] = (round(
+                    result["search_distinct"]["req_per_s"]
+                    / other["search_distinct"]["req_per_s"], 3)
+                    if other["search_distinct"]["req_per_s"] else None)
             progress(f"mixed: {writers} writers x {per_writer} and {searchers} searchers ...")
             result["mixed"] = asyncio.run(_mixed(url, key, writers, per_writer, searchers))
             if stall:
@@ -325,13 +342,27 @@ def table(r: dict[str, Any]) -> str:
                      f"{x['p50_ms']} | {x['p95_ms']} | {x['p99_ms']} | "
                      f"{x.get('cache_hits', '-')} | {x.get('server_cpu_ms_per_request', '-')} | "
                      f"{x.get('load_cpu_ms_per_request', '-')} |")
-    b = r.get("in_process")
+    b, o = r.get("in_process"), r.get("against")
     if b:
         lines.append(f"| retrieve in one process, no HTTP (every query new; {b['threads']} "
                      f"threads, before the server) | {b['requests']} | 0 | {b['req_per_s']} | "
                      f"{b['p50_ms']} | {b['p95_ms']} | {b['p99_ms']} | - | "
                      f"{b['cpu_ms_per_request']} | - |")
-        lines += ["", f"REST / in process, every query new: {r['rest_over_in_process']}"]
+    if o:
+        x = o["search_distinct"]
+        lines.append(f"| the same route served by {o['python']} (graphmem {o['version']}; "
+                     f"{o['n']:,} memories, every query new, before this server) | "
+                     f"{x['requests']} | {x['errors']} | {x['req_per_s']} | {x['p50_ms']} | "
+                     f"{x['p95_ms']} | {x['p99_ms']} | {x.get('cache_hits', '-')} | "
+                     f"{x.get('server_cpu_ms_per_request', '-')} | "
+                     f"{x.get('load_cpu_ms_per_request', '-')} |")
+    if b or o:
+        lines.append("")
+    if b:
+        lines.append(f"REST / in process, every query new: {r['rest_over_in_process']}")
+    if o:
+        lines.append(f"REST at {r['n']:,} / the other install at {o['n']:,}, every query "
+                     f"new: {r['over_against']}")
     m = r.get("mixed")
     if m:
         lines += ["", f"Mixed: {m['writers']} writers x {m['per_writer']} with "

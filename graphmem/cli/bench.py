@@ -210,20 +210,26 @@ def bench_tune(folder: Path, samples: int, out: Path | None) -> None:
 @click.option("--baseline/--no-baseline", default=True, show_default=True,
               help="first retrieve from the same store in one process without HTTP, as "
                    "many threads as clients: the hour's speed beside the REST rate")
+@click.option("--against", default=None, metavar="PYTHON",
+              help="also serve and load another graphmem install (its virtual environment's "
+                   "python; bench/install-commit.sh makes one) in the same run, before this "
+                   "server: the ratio of the two rates")
+@click.option("--against-n", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="memories in the other install's store")
 @quantized_option
 @float_queries_option
 @float_batches_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @handles_errors
 def bench_api(n: int, clients: int, seconds: float, stall: bool, baseline: bool,
-              quantized: bool, float_queries: bool, float_batches: bool,
-              out: Path | None) -> None:
+              against: str | None, against_n: int, quantized: bool, float_queries: bool,
+              float_batches: bool, out: Path | None) -> None:
     """Loopback load on the REST API: req/s and p50/p95/p99 of search and write."""
     from graphmem.bench.api_load import run_api_load, table
 
     result = run_api_load(n, clients=clients, seconds=seconds, stall=stall,
                           baseline=baseline, quantized=quantized, float_queries=float_queries,
-                          float_batches=float_batches,
+                          float_batches=float_batches, against=against, against_n=against_n,
                           progress=lambda msg: click.echo(msg, err=True))
     click.echo(table(result))
     if out:

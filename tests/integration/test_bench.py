@@ -162,6 +162,56 @@ def test_api_load_bench_reports_both_routes() -> None:
     assert "retrieve in one process, no HTTP" in text and "REST / in process" in text
 
 
+def test_the_api_bench_loads_another_install_in_the_same_run() -> None:
+    """``--against``: another install's server (here this one's own Python) filled with its
+    own code and driven by the same load generator; the ratio of the two rates."""
+    import sys
+    from importlib import metadata
+
+    from graphmem.bench import api_load
+
+    r = api_load.run_api_load(150, clients=2, seconds=0.5, max_requests=20,
+                              progress=lambda *_: None, writers=2, per_writer=2,
+                              searchers=1, stall=False, baseline=False,
+                              against=sys.executable, against_n=120)
+    other = r["against"]
+    assert other["python"] == sys.executable and other["n"] == 120
+    assert other["stored"] == 120 and other["version"] == metadata.version("graphmem")
+    for kind in ("search_distinct", "search"):
+        assert other[kind]["errors"] == 0 and 0 < other[kind]["requests"] <= 20
+    assert other["search_distinct"]["cache_hits"] == 0
+    assert other["search_distinct"]["server_cpu_ms_per_request"] > 0
+    assert r["over_against"] == round(
+        r["search_distinct"]["req_per_s"] / other["search_distinct"]["req_per_s"], 3)
+    text = api_load.table(r)
+    assert f"served by {sys.executable}" in text and "the other install at 120" in text
+
+
+def test_the_other_install_runs_with_its_own_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process's GRAPHMEM_* settings do not reach the other install: a setting it does
+    not know would stop its server."""
+    import sys
+
+    from graphmem.bench import api_against
+
+    monkeypatch.setenv("GRAPHMEM_EMBEDDING__NOT_A_SETTING", "1")
+    r = api_against.measure(sys.executable, 50, clients=1, seconds=0.3, max_requests=5,
+                            progress=lambda *_: None)
+    assert r["stored"] == 50 and r["search_distinct"]["errors"] == 0
+
+
+def test_the_api_bench_refuses_a_missing_python_before_filling(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from graphmem.cli import main
+
+    result = CliRunner().invoke(main, ["bench", "api", "--n", "100", "--against",
+                                       str(tmp_path / "nothing" / "python")])
+    assert result.exit_code != 0
+    assert "not an executable Python" in result.output
+    assert "filling" not in result.output  # refused before the store was made
+
+
 def test_the_in_process_baseline_reports_a_run_that_answered_nothing(tmp_path: Path) -> None:
     """No request in its budget: zero answered and no latencies, not a crash of the bench."""
     from graphmem import GraphMemory
