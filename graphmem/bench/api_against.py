@@ -27,9 +27,9 @@ import httpx
 from graphmem.bench.api_load import _drive, _port, _wait_ready
 from graphmem.errors import ConfigError, ValidationError
 
-#: run by the other install's Python: the names it uses are the same in every graphmem
-#: since the benchmark began (2026-11-22). Random vectors fill the store, as in the main
-#: measurement; an install that checks the store's model (ADR 0025) is told not to.
+#: run by the other install's Python: the names it uses are the same in 8a3e052 (issue 14's
+#: day) and since. Random vectors fill the store, as in the main measurement; an install
+#: that checks the store's model (ADR 0025) is told not to.
 _FILL = """
 import json, sys
 from datetime import UTC, datetime, timedelta
@@ -72,10 +72,11 @@ def measure(python: str, n: int, *, clients: int, seconds: float, max_requests: 
         progress(f"the install of {python}: filling {n} memories ...")
         filled = subprocess.run([python, "-c", _FILL, str(folder), str(n)], env=env,
                                 cwd=folder, capture_output=True, text=True)
-        if filled.returncode != 0:
+        said = filled.stdout.strip().splitlines()
+        if filled.returncode != 0 or not said:
             last = (filled.stderr.strip().splitlines() or ["no message"])[-1]
             raise ConfigError(f"--against {python}: filling its store failed: {last}")
-        made = json.loads(filled.stdout.strip().splitlines()[-1])
+        made = json.loads(said[-1])
         port = _port()
         url = f"http://127.0.0.1:{port}"
         log = folder / "server.log"

@@ -406,3 +406,19 @@ def test_locomo_command_end_to_end_on_a_tiny_folder(tmp_path: Path,
     none = CliRunner().invoke(main, ["bench", "locomo", "--data", str(tmp_path),
                                      "--convs", "99"])
     assert none.exit_code == 1 and "no LoCoMo conversation files" in none.output
+
+
+@pytest.mark.parametrize("status", [1, 0])
+def test_an_install_that_cannot_fill_its_store_is_a_one_line_error(tmp_path: Path,
+                                                                    status: int) -> None:
+    """A Python without graphmem (here one that exits at once, failing or saying nothing)
+    fails the bench with a ConfigError naming it, and no server is started."""
+    from graphmem.bench import api_against
+    from graphmem.errors import ConfigError
+
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\necho 'No module named graphmem' >&2\nexit {status}\n")
+    python.chmod(0o755)
+    with pytest.raises(ConfigError, match="filling its store failed: No module named graphmem"):
+        api_against.measure(str(python), 10, clients=1, seconds=0.1, max_requests=1,
+                            progress=lambda *_: None)
