@@ -23,7 +23,8 @@ from graphmem.engine.embedding import make_embedder
 from graphmem.models import Memory
 from graphmem.rules.text import content_hash
 from graphmem.store.base import WriteBatch
-from graphmem.store.cypher import JOIN_SEP, CypherStore, vector_matches
+from graphmem.store.cypher import CypherStore
+from graphmem.store.cypher_rows import JOIN_SEP, vector_matches
 from graphmem.store.falkordb_conn import FalkorDBConnection
 from graphmem.store.falkordb_server import FalkorDBServer
 

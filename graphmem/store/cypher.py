@@ -9,7 +9,6 @@ atomic on FalkorDB (which has no multi-statement transactions) as on Neo4j.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -44,6 +43,16 @@ from graphmem.store.base import (
     active_columns,
     breadth_first,
 )
+from graphmem.store.cypher_rows import (
+    JOIN_SEP,
+    MAX_FETCH,
+    first_fetch,
+    memory_of,
+    node_props,
+    unpack,
+    vector_hash,
+    vector_hits,
+)
 
 log = logging.getLogger(__name__)
 
@@ -63,58 +72,7 @@ _VECTOR_TARGET = {  # allow-list: field -> (parameter name, index (Neo4j) / labe
     "neo4j": {"content": ("index", "content_vector"), "context": ("index", "context_vector")},
     "falkordb": {"content": ("label", "ContentVector"), "context": ("label", "ContextVector")},
 }
-_MAX_FETCH = 20_000
 _MANY_CHUNK = 250  # vectors per search/vector_many statement
-#: joins the cells FalkorDB packs (ADR 0017): never in a validated id or analysed keywords
-JOIN_SEP = "\n"
-
-
-def _first_fetch(k: int) -> int:
-    return max(4 * k, 64)
-
-
-def _vector_hits(row: dict[str, Any], k: int, fetch: int
-                 ) -> tuple[list[tuple[str, float]], bool, int]:
-    """The best similarity per memory of one search/vector row, whether it is final (enough
-    hits, or the index gave fewer than asked (exhausted), or the fetch is at its cap;
-    otherwise other namespaces / statuses crowded the fetch out and it must be widened), and
-    how many hits survived the join."""
-    hits = vector_matches(row)
-    best: dict[str, float] = {}
-    for id_, similarity in hits:
-        best[id_] = max(similarity, best.get(id_, -2.0))
-    matches = sorted(best.items(), key=lambda p: -p[1])
-    done = len(matches) >= k or int(row["fetched"]) < fetch or fetch >= _MAX_FETCH
-    return matches[:k], done, len(hits)
-
-
-def vector_matches(row: dict[str, Any]) -> list[tuple[str, float]]:
-    """(id, similarity) of a search/vector row: a list of maps (Neo4j, vector_many) or
-    FalkorDB's two cells, ids joined by ``JOIN_SEP`` and a JSON list (ADR 0017)."""
-    if "ids" not in row:
-        return [(m["id"], float(m["similarity"])) for m in row.get("matches") or []]
-    n = int(row["n"] or 0)
-    if n == 0:
-        return []
-    ids, sims = str(row["ids"]).split(JOIN_SEP), json.loads(row["similarities"])
-    if len(ids) != n or len(sims) != n:
-        raise StoreError("search/vector: a stored id holds a newline (ids are validated)")
-    return list(zip(ids, map(float, sims), strict=True))
-
-
-def _unpack(rows: list[dict[str, Any]], asked: set[str]) -> list[dict[str, Any]] | None:
-    """FalkorDB's memory/get_scored rows with their JSON cell spread out; None when a cell is
-    not what the statement packs (an id not asked for, or JSON the server left unescaped)."""
-    out = []
-    for r in rows:
-        try:
-            packed = json.loads(r.pop("packed"), strict=False)
-        except (TypeError, ValueError):
-            return None
-        if not isinstance(packed, dict) or packed.get("id") not in asked:
-            return None
-        out.append(packed | r)
-    return out
 
 
 @runtime_checkable
@@ -137,29 +95,7 @@ class Connection(Protocol):
     def ensure_schema(self, statements: list[cypher.Statement]) -> None: ...
 
 
-_ts, _dt, _vector, _floats = codec.ts, codec.dt, codec.vector, codec.floats
-
-
-def _hash(vector: np.ndarray | None) -> str | None:
-    if vector is None:
-        return None
-    data = np.asarray(vector, dtype=np.float32).tobytes()
-    return hashlib.blake2b(data, digest_size=12).hexdigest()
-
-
-def _props(m: Memory) -> dict[str, Any]:
-    """The node's properties: the flat record (``codec``) and the keyword statistics BM25
-    reads (distinct terms and the field lengths)."""
-    kw, ctx = m.keywords.split(), m.context_keywords.split()
-    props = codec.flatten(m)
-    del props["id"], props["namespace"]  # the node's key, matched apart
-    return props | {"kw_terms": sorted(set(kw)), "kw_len": len(kw),
-                    "ctx_terms": sorted(set(ctx)), "ctx_len": len(ctx)}
-
-
-def _memory(row: dict[str, Any]) -> Memory:
-    return codec.unflatten(row, embedding=_vector(row.get("embedding")),
-                           context_embedding=_vector(row.get("context_embedding")))
+_ts, _dt, _floats = codec.ts, codec.dt, codec.floats
 
 
 class CypherStore:
@@ -222,10 +158,10 @@ class CypherStore:
             "delete_edges": [{"source_id": s, "target_id": t, "type": ty.value}
                              for s, t, ty in batch.delete_edges],
             "delete_ids": list(batch.delete_memories),
-            "memories": [{"id": m.id, "seq": first + i, "props": _props(m),
-                          "embedding": _floats(m.embedding), "vec_hash": _hash(m.embedding),
+            "memories": [{"id": m.id, "seq": first + i, "props": node_props(m),
+                          "embedding": _floats(m.embedding), "vec_hash": vector_hash(m.embedding),
                           "context_embedding": _floats(m.context_embedding),
-                          "ctx_hash": _hash(m.context_embedding)}
+                          "ctx_hash": vector_hash(m.context_embedding)}
                          for i, m in enumerate(batch.memories)],
         }
         params["patches"] = [{"id": i, "props": {k: codec.scalar(v) for k, v in f.items()}}
@@ -252,7 +188,7 @@ class CypherStore:
             return {}
         name = "memory/get_with_vectors" if embeddings else "memory/get"
         rows = self._run(name, namespace=namespace, ids=list(dict.fromkeys(ids)))
-        return {r["id"]: _memory(r) for r in rows}
+        return {r["id"]: memory_of(r) for r in rows}
 
     def similarities(self, namespace: str, ids: Sequence[str], vector: np.ndarray
                      ) -> dict[str, tuple[float, float | None]]:
@@ -272,7 +208,7 @@ class CypherStore:
         rows = self._run("memory/get_scored", namespace=namespace, ids=unique,
                          vector=[float(x) for x in vector])
         if self.dialect == "falkordb":
-            unpacked = _unpack(rows, set(unique))
+            unpacked = unpack(rows, set(unique))
             if unpacked is None:  # a field that should not hold free text did: read apart
                 return ({i: Candidate.of(m) for i, m in
                          self.get_memories(namespace, unique).items()},
@@ -281,7 +217,7 @@ class CypherStore:
         sims = {r["id"]: (float(r["sim_content"]),
                           None if r["sim_context"] is None else float(r["sim_context"]))
                 for r in rows if r["sim_content"] is not None}
-        return {r["id"]: Candidate.of(_memory(r)) for r in rows}, sims
+        return {r["id"]: Candidate.of(memory_of(r)) for r in rows}, sims
 
     def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         if not ids:
@@ -312,9 +248,9 @@ class CypherStore:
         common = {"namespace": namespace, "created_at": rows[0]["created_at"],
                   "seq": rows[0]["seq"], "statuses": [s.value for s in statuses],
                   "session_id": anchor.session_id if session_only else None}
-        earlier = ([_memory(r) for r in self._run("memory/time_before", limit=before, **common)]
+        earlier = ([memory_of(r) for r in self._run("memory/time_before", limit=before, **common)]
                    if before > 0 else [])
-        later = ([_memory(r) for r in self._run("memory/time_after", limit=after, **common)]
+        later = ([memory_of(r) for r in self._run("memory/time_after", limit=after, **common)]
                  if after > 0 else [])
         return earlier, later
 
@@ -342,7 +278,7 @@ class CypherStore:
                          after_key=None if spec.after is None else sign * spec.after[0],
                          after_id=None if spec.after is None else spec.after[1],
                          limit=max(0, int(spec.limit)))
-        return [_memory(r) for r in rows]
+        return [memory_of(r) for r in rows]
 
     def iter_memories(self, namespace: str, *, page: int = 1000, embeddings: bool = True,
                       statuses: Collection[Status] | None = None) -> Iterator[list[Memory]]:
@@ -354,7 +290,7 @@ class CypherStore:
             if not rows:
                 return
             after = int(rows[-1]["seq"])
-            page_ = [_memory(r) for r in rows]
+            page_ = [memory_of(r) for r in rows]
             if not embeddings:
                 for m in page_:
                     m.embedding = m.context_embedding = None
@@ -453,20 +389,20 @@ class CypherStore:
         hint = (namespace, field, params["tiers"] and tuple(params["tiers"]),
                 tuple(params["statuses"]))
         share = self._survival.get(hint, 0.25)
-        fetch = min(max(math.ceil(k / max(share, 1 / 64) * 1.25), k + 8), _MAX_FETCH)
+        fetch = min(max(math.ceil(k / max(share, 1 / 64) * 1.25), k + 8), MAX_FETCH)
         if self.dialect != "falkordb":  # Neo4j's HNSW searches as wide as it is asked:
-            fetch = max(fetch, _first_fetch(k))  # a smaller fetch would cost recall
+            fetch = max(fetch, first_fetch(k))  # a smaller fetch would cost recall
         while True:
             rows = self._run("search/vector", fetch=fetch, **params)
             row: dict[str, Any] = rows[0] if rows else {"fetched": 0, "matches": []}
-            matches, done, survived = _vector_hits(row, k, fetch)
+            matches, done, survived = vector_hits(row, k, fetch)
             fetched = int(row["fetched"] or 0)
             if fetched >= fetch:  # a full fetch measures the share; a short one is everything
                 share = survived / fetched
                 self._survival[hint] = share
             if done:
                 return matches
-            fetch = min(max(fetch * 4, math.ceil(k / max(share, 1 / 64) * 1.25)), _MAX_FETCH)
+            fetch = min(max(fetch * 4, math.ceil(k / max(share, 1 / 64) * 1.25)), MAX_FETCH)
 
     def vector_topk_fields(self, namespace: str, vector: np.ndarray, k: int, *,
                            tiers: Collection[Tier] | None = None,
@@ -485,7 +421,7 @@ class CypherStore:
         if k <= 0:
             return [[] for _ in vectors]
         key, target = _VECTOR_TARGET[self.dialect]["content"]
-        fetch = _first_fetch(k)
+        fetch = first_fetch(k)
         out: list[list[tuple[str, float]]] = []
         for start in range(0, len(vectors), _MANY_CHUNK):
             chunk = vectors[start:start + _MANY_CHUNK]
@@ -497,7 +433,7 @@ class CypherStore:
             by_pos = {int(r["i"]): r for r in rows}
             for i, v in enumerate(chunk):
                 row = by_pos.get(i, {"fetched": 0, "matches": []})
-                matches, done, _ = _vector_hits(row, k, fetch)
+                matches, done, _ = vector_hits(row, k, fetch)
                 out.append(matches if done else
                            self.vector_topk(namespace, v, k, statuses=statuses))
         return out
