@@ -35,7 +35,7 @@ from graphmem.api.keys import KeyStore
 from graphmem.bench import in_process, synthetic
 from graphmem.bench.scale import RandomEmbedder
 from graphmem.bench.stats import latency as _latency
-from graphmem.bench.stats import run_together
+from graphmem.bench.stats import latency_or_none, ratio, run_together
 
 
 def _port() -> int:
@@ -102,8 +102,7 @@ def _drive(url: str, key: str, kind: str, clients: int, seconds: float,
                if times else None} if server_pid is not None else {})
     return {"requests": len(times), "errors": errors,
             "req_per_s": round(len(times) / elapsed, 1),
-            **(_latency(times) if times else {"p50_ms": None, "p95_ms": None,
-                                              "p99_ms": None, "mean_ms": None}),
+            **latency_or_none(times),
             "cache_hits": _cache_hits(url, key) - hits,
             "load_cpu_ms_per_request": round(cpu * 1000 / len(times), 2) if times else None,
             **served}
@@ -257,15 +256,12 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
                                       server_pid=server.pid)
             if inproc is not None:
                 result["in_process"] = inproc
-                result["rest_over_in_process"] = (round(
-                    result["search_distinct"]["req_per_s"] / inproc["req_per_s"], 3)
-                    if inproc["req_per_s"] else None)
+                result["rest_over_in_process"] = ratio(
+                    result["search_distinct"]["req_per_s"], inproc["req_per_s"])
             if other is not None:
                 result["against"] = other
-                result["over_against"] = (round(
-                    result["search_distinct"]["req_per_s"]
-                    / other["search_distinct"]["req_per_s"], 3)
-                    if other["search_distinct"]["req_per_s"] else None)
+                result["over_against"] = ratio(result["search_distinct"]["req_per_s"],
+                                               other["search_distinct"]["req_per_s"])
             progress(f"mixed: {writers} writers x {per_writer} and {searchers} searchers ...")
             result["mixed"] = asyncio.run(_mixed(url, key, writers, per_writer, searchers))
             if stall:
@@ -325,6 +321,14 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _row(route: str, x: dict[str, Any]) -> str:
+    """One route's line of the table."""
+    return (f"| {route} | {x['requests']} | {x['errors']} | {x['req_per_s']} | "
+            f"{x['p50_ms']} | {x['p95_ms']} | {x['p99_ms']} | {x.get('cache_hits', '-')} | "
+            f"{x.get('server_cpu_ms_per_request', '-')} | "
+            f"{x.get('load_cpu_ms_per_request', '-')} |")
+
+
 def table(r: dict[str, Any]) -> str:
     model = " (int8 model)" if r.get("embedding_quantized") else ""
     lines = [f"REST API on loopback, {r['n']:,} memories stored, {r['clients']} clients, "
@@ -335,13 +339,8 @@ def table(r: dict[str, Any]) -> str:
     for kind, route in (("search", "POST /v1/search (200 queries, repeated)"),
                         ("search_distinct", "POST /v1/search (every query new)"),
                         ("write", "POST /v1/memories")):
-        if kind not in r:
-            continue
-        x = r[kind]
-        lines.append(f"| {route} | {x['requests']} | {x['errors']} | {x['req_per_s']} | "
-                     f"{x['p50_ms']} | {x['p95_ms']} | {x['p99_ms']} | "
-                     f"{x.get('cache_hits', '-')} | {x.get('server_cpu_ms_per_request', '-')} | "
-                     f"{x.get('load_cpu_ms_per_request', '-')} |")
+        if kind in r:
+            lines.append(_row(route, r[kind]))
     b, o = r.get("in_process"), r.get("against")
     if b:
         lines.append(f"| retrieve in one process, no HTTP (every query new; {b['threads']} "
@@ -349,13 +348,9 @@ def table(r: dict[str, Any]) -> str:
                      f"{b['p50_ms']} | {b['p95_ms']} | {b['p99_ms']} | - | "
                      f"{b['cpu_ms_per_request']} | - |")
     if o:
-        x = o["search_distinct"]
-        lines.append(f"| the same route served by {o['python']} (graphmem {o['version']}; "
-                     f"{o['n']:,} memories, every query new, before this server) | "
-                     f"{x['requests']} | {x['errors']} | {x['req_per_s']} | {x['p50_ms']} | "
-                     f"{x['p95_ms']} | {x['p99_ms']} | {x.get('cache_hits', '-')} | "
-                     f"{x.get('server_cpu_ms_per_request', '-')} | "
-                     f"{x.get('load_cpu_ms_per_request', '-')} |")
+        lines.append(_row(f"the same route served by {o['python']} (graphmem "
+                          f"{o['version']}; {o['n']:,} memories, every query new, before "
+                          "this server)", o["search_distinct"]))
     if b or o:
         lines.append("")
     if b:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.bench import synthetic
-from graphmem.bench.stats import latency, run_together
+from graphmem.bench.stats import latency_or_none, run_together
 
 
 def measure(data: Path, env: dict[str, str], *, threads: int, seconds: float,
@@ -72,5 +72,4 @@ def main() -> None:
     sys.stdout.write(json.dumps({
         "threads": threads, "requests": done, "req_per_s": round(done / elapsed, 1),
         "cpu_ms_per_request": round(cpu * 1000 / done, 1) if done else None,
-        **(latency(times) if done else {"p50_ms": None, "p95_ms": None, "p99_ms": None,
-                                        "mean_ms": None})}) + "\n")
+        **latency_or_none(times)}) + "\n")

@@ -32,6 +32,28 @@ def latency(xs: list[float]) -> dict[str, float]:
             "p99_ms": round(pct(ms, 99), 2), "mean_ms": round(statistics.fmean(ms), 2)}
 
 
+def latency_or_none(xs: list[float]) -> dict[str, float | None]:
+    """``latency``, or every figure None when nothing was timed (a run that answered nothing).
+
+    Example:
+        >>> latency_or_none([])["p95_ms"] is None
+        True
+    """
+    if not xs:
+        return {"p50_ms": None, "p95_ms": None, "p99_ms": None, "mean_ms": None}
+    return dict(latency(xs))
+
+
+def ratio(a: float, b: float) -> float | None:
+    """``a / b`` to three places; None when ``b`` is zero (nothing answered).
+
+    Example:
+        >>> ratio(150.0, 58.0), ratio(1.0, 0.0)
+        (2.586, None)
+    """
+    return round(a / b, 3) if b else None
+
+
 def rss_mb(field: str = "VmRSS") -> float:
     """This process's resident memory now, in MB: all of it (VmRSS), or the part that is
     its own (RssAnon) or pages of mapped files (RssFile, the kernel's to reclaim)."""
