@@ -10,6 +10,8 @@ import numpy as np
 #: dimensions; in 384 they degrade to all pairs)
 PCA_ABOVE = 3000
 PCA_DIMS = 32
+#: the coherent pass links at most this many memories at once (its distances are all pairs)
+LINK_AT_MOST = 2000
 
 
 def hdbscan_labels(vectors: np.ndarray, min_cluster_size: int, min_samples: int = 2
@@ -57,9 +59,42 @@ def coherence(vectors: np.ndarray) -> float:
     return float((sims.sum() - np.trace(sims)) / (n * (n - 1)))
 
 
+def coherent_parts(vectors: np.ndarray, idx: list[int], threshold: float,
+                   min_size: int) -> list[list[int]]:
+    """The coherent groups inside ``idx``: average-linkage agglomeration that merges two
+    groups only while their mean cross cosine reaches ``threshold``, so every part's mean
+    pairwise cosine does too (ADR 0059); parts smaller than ``min_size`` are left out.
+
+    Example:
+        >>> import numpy as np
+        >>> v = np.array([[1, 0], [0.99, 0.14], [0.98, 0.2], [0, 1], [0.1, 0.99]], "f4")
+        >>> v /= np.linalg.norm(v, axis=1, keepdims=True)
+        >>> coherent_parts(v, [0, 1, 2, 3, 4], 0.7, 3)
+        [[0, 1, 2]]
+    """
+    if len(idx) < min_size:
+        return []
+    if coherence(vectors[idx]) >= threshold:
+        return [list(idx)]
+    from sklearn.cluster import AgglomerativeClustering
+
+    out: list[list[int]] = []
+    for start in range(0, len(idx), LINK_AT_MOST):  # chunks in the caller's (time) order
+        chunk = idx[start:start + LINK_AT_MOST]
+        if len(chunk) < min_size:
+            continue
+        labels = AgglomerativeClustering(
+            n_clusters=None, metric="cosine", linkage="average",
+            distance_threshold=1.0 - threshold).fit_predict(vectors[chunk])
+        out.extend(part for label in sorted(set(labels.tolist()))
+                   if len(part := [chunk[int(i)] for i in np.flatnonzero(labels == label)])
+                   >= min_size)
+    return sorted(out)
+
+
 def clusters(vectors: np.ndarray, times: list[datetime], *, min_cluster_size: int,
              window: timedelta, min_samples: int = 2, whole_coherence: float = 0.7,
-             split_below: float = 0.4) -> list[list[int]]:
+             split_below: float = 0.4, coherent: float | None = None) -> list[list[int]]:
     """Temporal clusters: HDBSCAN's topical groups, each split by the time window; parts
     smaller than ``min_cluster_size`` are left out (they stay as they are). When HDBSCAN finds
     no structure but the candidates are coherent as a whole (mean cosine >= ``whole_coherence``)
@@ -73,7 +108,35 @@ def clusters(vectors: np.ndarray, times: list[datetime], *, min_cluster_size: in
     for members in groups:
         out.extend(part for part in split_by_window(members, times, window)
                    if len(part) >= min_cluster_size)
-    return out
+    if coherent is None:
+        return out
+    return refine(vectors, times, out, min_cluster_size=min_cluster_size, window=window,
+                  threshold=coherent)
+
+
+def refine(vectors: np.ndarray, times: list[datetime], groups: list[list[int]], *,
+           min_cluster_size: int, window: timedelta, threshold: float) -> list[list[int]]:
+    """HDBSCAN's groups made fit for summaries (ADR 0059): a loose group (mean cosine below
+    ``threshold``) gives its coherent parts and, when still large enough, the loose rest; the
+    memories in no group (HDBSCAN's noise) give the coherent parts found within each time
+    window. On LoCoMo conversations HDBSCAN alone finds coherent groups for ~2% of the turns,
+    this pass for ~10%."""
+    out: list[list[int]] = []
+    for g in groups:
+        if coherence(vectors[g]) >= threshold:
+            out.append(g)
+            continue
+        parts = coherent_parts(vectors, g, threshold, min_cluster_size)
+        taken = {i for p in parts for i in p}
+        rest = [i for i in g if i not in taken]
+        out.extend(parts)
+        if len(rest) >= min_cluster_size:
+            out.append(rest)
+    grouped = {i for g in groups for i in g}
+    noise = [i for i in range(len(vectors)) if i not in grouped]
+    for part in split_by_window(noise, times, window):
+        out.extend(coherent_parts(vectors, part, threshold, min_cluster_size))
+    return sorted(out)
 
 
 def _groups(vectors: np.ndarray, idx: list[int], min_cluster_size: int,

@@ -3,9 +3,11 @@ member. Plain values in, a decision out; no store, no clock.
 
 - **keep_all**: a member is highly important: every member stays active as it is.
 - **compressed**: the cluster is coherent (mean pairwise cosine >= ``coherence``): a summary
-  stands for it and the ``representatives`` most central members stay active.
-- **sparse**: loose: a summary stands for it and the ``sparse_keep`` members ranked by
-  importance, then centrality, stay active.
+  stands for it and its most central members stay active (one per five members, at most
+  ``representatives``).
+- **loose**: below the coherence threshold no summary could stand for the members (SPEC
+  §6.3, ADR 0059): nothing is written and nothing archived; the report names the
+  ``loose_top`` members by importance, then centrality, the ones a reader should look at.
 - **digest**: what no topical cluster took but maintenance wants gone (past the glacial
   TTL), grouped by episode: a summary stands for them, none stays (``digest``).
 Survivors never depend on id order: ties fall to centrality, then to the earlier memory.
@@ -55,7 +57,7 @@ class Decision:
         ('keep_all', ['a', 'b'])
     """
 
-    policy: str  # keep_all | compressed | sparse
+    policy: str  # keep_all | compressed | loose | digest
     reason: str
     coherence: float
     keep: list[str] = field(default_factory=list)
@@ -86,24 +88,27 @@ def decide(members: Sequence[Member], vectors: np.ndarray, coherence: float,
             d.why[m.id] = ("kept", "keep_all: the cluster holds a highly important memory")
         return d
     order = range(len(members))
-    if coherence >= config.coherence:
-        ranked = sorted(order, key=lambda i: (members[i].chit_chat, -cent[i],
-                                              -members[i].importance, members[i].created_at))
-        n, policy = config.representatives, "compressed"
-        reason = (f"coherent (mean cosine {coherence:.2f} >= {config.coherence:g}): a summary "
-                  f"stands for all; the {n} most central stay")
-        rule = "representative: centrality {c:.2f}, rank {r} of {k}"
-    else:
+    if coherence < config.coherence:
         ranked = sorted(order, key=lambda i: (members[i].chit_chat, -members[i].importance,
                                               -cent[i], members[i].created_at))
-        n, policy = config.sparse_keep, "sparse"
-        reason = (f"loose (mean cosine {coherence:.2f} < {config.coherence:g}): a summary "
-                  f"stands for all; the top {n} by importance, then centrality, stay")
-        rule = "top by importance {imp:.2f}, centrality {c:.2f}, rank {r} of {k}"
-    d = Decision(policy, reason, coherence, centrality=central)
+        named = set(ranked[:config.loose_top])
+        d = Decision("loose", f"loose (mean cosine {coherence:.2f} < {config.coherence:g}): no "
+                     "summary stands for it; nothing is archived", coherence,
+                     keep=[m.id for m in members], centrality=central)
+        for i in ranked:
+            lead = (f"top {config.loose_top} by importance {members[i].importance:.2f}; "
+                    if i in named else "")
+            d.why[members[i].id] = ("kept", f"{lead}a loose cluster archives nothing")
+        return d
+    ranked = sorted(order, key=lambda i: (members[i].chit_chat, -cent[i],
+                                          -members[i].importance, members[i].created_at))
+    n = representatives(len(members), config.representatives)
+    d = Decision("compressed", f"coherent (mean cosine {coherence:.2f} >= {config.coherence:g}):"
+                 f" a summary stands for all; the {n} most central stay", coherence,
+                 centrality=central)
     for rank, i in enumerate(ranked, start=1):
         m = members[i]
-        text = rule.format(c=cent[i], r=rank, k=len(members), imp=m.importance)
+        text = f"representative: centrality {cent[i]:.2f}, rank {rank} of {len(members)}"
         if rank <= n:
             d.keep.append(m.id)
             d.why[m.id] = ("kept", text)
@@ -112,6 +117,16 @@ def decide(members: Sequence[Member], vectors: np.ndarray, coherence: float,
             chat = "chit-chat; " if m.chit_chat else ""
             d.why[m.id] = ("archived", f"{chat}the summary stands for it ({text})")
     return d
+
+
+def representatives(size: int, most: int) -> int:
+    """How many of a coherent cluster's members stay active: one per five, 1..``most``.
+
+    Example:
+        >>> representatives(3, 2), representatives(9, 2), representatives(10, 2)
+        (1, 1, 2)
+    """
+    return max(1, min(most, size // 5))
 
 
 def digest(members: Sequence[Member], vectors: np.ndarray, coherence: float) -> Decision:

@@ -27,7 +27,7 @@ def build_report(run: dict[str, Any], tiers_before: Counter[str],
     return {
         "run_id": run["id"], "generated_at": now.isoformat(), "namespace": run["namespace"],
         "status": run["status"], "candidates": run["candidates"], "clusters": len(clusters),
-        "policies": {p: policies.get(p, 0) for p in ("compressed", "sparse", "keep_all",
+        "policies": {p: policies.get(p, 0) for p in ("compressed", "loose", "keep_all",
                                                       "digest")},
         "summaries": len(summaries),
         "archived": sum(len(c["archive"]) for c in clusters),
@@ -35,6 +35,11 @@ def build_report(run: dict[str, Any], tiers_before: Counter[str],
         "tiers_before": {t: tiers_before.get(t, 0) for t in TIERS},
         "tiers_after": {t: after.get(t, 0) for t in TIERS},
         "retrieval_check": run["retrieval_check"],
+        "check_lines": check_lines(run["retrieval_check"]),
+        # every candidate no cluster took, and why (the clusters list the others)
+        "unclustered": len(run.get("unclustered", ())),
+        "unclustered_why": dict(Counter(u["why"] for u in run.get("unclustered", ()))),
+        "unclustered_sample": run.get("unclustered", [])[:50],
         "cluster_details": [
             {"key": c["key"], "size": c["size"], "coherence": c["coherence"],
              "policy": c["policy"], "reason": c["reason"], "span": c["span"],
@@ -52,22 +57,37 @@ def build_report(run: dict[str, Any], tiers_before: Counter[str],
     }
 
 
+def check_lines(check: dict[str, Any]) -> list[str]:
+    """The retrieval check in words: both views, before and after (ADR 0059); older runs'
+    checks (one vector-only estimate) as they were recorded."""
+    if "default" not in check:
+        return [f"{check.get('queries', 0)} queries, recall {check.get('recall_before')} -> "
+                f"{check.get('recall_after')} (loss {check.get('loss')}; an older run's check)"]
+    probes = ", ".join(f"{n} {k}" for k, n in check["probes"].items())
+    lines = [f"{check['queries']} probes about {check['members']} archived members ({probes}),"
+             " asked with the real pipeline on a copy of the namespace, before and after"]
+    for view, words in (("default", "default view (what retrieve(q) returns)"),
+                        ("comprehensive", "comprehensive view")):
+        v = check[view]
+        held = " - holds the run" if check["view"] == view else ""
+        lines.append(f"{words}: recall {v['before']:.3f} -> {v['after']:.3f}; of the probes "
+                     f"it answered before, {v['lost']} no longer (loss {v['loss']:.3f}; held "
+                     f"above {check['max_loss']}{held})")
+    return lines
+
+
 def markdown(r: dict[str, Any]) -> str:
-    check = r["retrieval_check"]
     lines = [
         f"# Consolidation run {r['run_id']}", "",
         f"Status **{r['status']}** - namespace {r['namespace'] or 'all'} - {r['generated_at']}",
         "",
         f"- {r['candidates']} candidates, {r['clusters']} clusters "
-        f"({r['policies']['compressed']} compressed, {r['policies']['sparse']} sparse, "
-        f"{r['policies']['keep_all']} kept whole)",
+        f"({r['policies']['compressed']} compressed, {r['policies']['loose']} loose, "
+        f"{r['policies']['digest']} digests, {r['policies']['keep_all']} kept whole); "
+        f"{r.get('unclustered', 0)} candidates in no cluster",
         f"- {r['summaries']} summaries written, {r['archived']} memories archived (restorable: "
         f"`graphmem rollback {r['run_id']}`), {r['kept']} kept active",
-        f"- retrieval check: {check['queries']} queries, recall {check['recall_before']} -> "
-        f"{check['recall_after']} through summaries (loss {check['loss']}), "
-        f"{check.get('recall_after_default', '-')} where only the summary stands in (loss "
-        f"{check.get('default_loss', '-')}); a run is held above {check['max_loss']} "
-        f"({check.get('view', 'lineage')} view)", "",
+        "- retrieval check:", *[f"  - {line}" for line in r.get("check_lines", [])], "",
         "| tier | before | after |", "|---|---:|---:|",
         *[f"| {t} | {r['tiers_before'][t]} | {r['tiers_after'][t]} |" for t in TIERS], "",
         "## Clusters", ""]
@@ -80,6 +100,15 @@ def markdown(r: dict[str, Any]) -> str:
         lines += ["| member | action | why |", "|---|---|---|"]
         lines += [f"| `{m['id'][:8]}` {_cell(m['preview'])} | {m['action']} | "
                   f"{_cell(m['why'])} |" for m in c["members"]] + [""]
+    if r.get("unclustered"):
+        lines += ["## Candidates in no cluster", "",
+                  *[f"- {n}: {why}" for why, n in r["unclustered_why"].items()], "",
+                  "| candidate | why |", "|---|---|",
+                  *[f"| `{u['id'][:8]}` {_cell(u['preview'])} | {_cell(u['why'])} |"
+                    for u in r["unclustered_sample"]], ""]
+        if r["unclustered"] > len(r["unclustered_sample"]):
+            lines += [f"(the first {len(r['unclustered_sample'])} of {r['unclustered']}; "
+                      "the run's JSON lists them all)", ""]
     return "\n".join(lines)
 
 
@@ -123,7 +152,8 @@ def plots(r: dict[str, Any]) -> dict[str, str]:
 
     def ages(ax: Any) -> None:
         ax.hist(r["ages_days"] or [0], bins=12, color="#c44e52")
-        ax.set(title="Age of consolidated memories", xlabel="days", ylabel="memories")
+        ax.set(title="Age of consolidated memories (since stored)", xlabel="days",
+               ylabel="memories")
 
     return {"sizes": _png(sizes), "coherence": _png(coherence), "tiers": _png(tiers),
             "ages": _png(ages)}

@@ -192,6 +192,8 @@ class RetrievalWeights(_Frozen):
     popularity: float = 0.02
     tier: float = 0.1  # only with strategy="weighted"
     source: float = 0.6
+    #: subtracted from an archived memory reached through its summary in the default view
+    archived: float = 0.3
 
 
 class RetrievalConfig(_Frozen):
@@ -235,6 +237,9 @@ class RetrievalConfig(_Frozen):
     max_limit: int = Field(default=100, gt=0)
     min_similarity: float = Field(default=0.3, ge=-1, le=1)
     strategy: Literal["weighted", "fast_first", "comprehensive"] = "weighted"
+    #: the default view reaches archived memories through the summaries that stand for them,
+    #: below active ones by ``weights.archived`` (ADR 0059); off: active memories only
+    reach_archived: bool = True
     #: share of a FOLLOWS neighbour's fused relevance added to a memory (context smoothing)
     follows_share: float = Field(default=0.2, ge=0, le=1)
     edge_weights: dict[RelationType, float] = Field(
@@ -359,18 +364,22 @@ class ConsolidationConfig(_Frozen):
     window_days: float = Field(default=7, gt=0)
     high_importance: float = Field(default=0.8, ge=0, le=1)
     coherence: float = Field(default=0.7, ge=-1, le=1)
+    #: a coherent cluster keeps one member per five active, at most this many
     representatives: int = Field(default=2, ge=1)
-    sparse_keep: int = Field(default=3, ge=1)
+    #: a loose cluster archives nothing; its report names this many members by importance
+    loose_top: int = Field(default=3, ge=1)
     #: a member is archived only when its cosine to the summary reaches this (ADR 0006)
     summary_cover: float = Field(default=0.5, ge=-1, le=1)
     max_summary_chars: int = Field(default=600, gt=50)
     key_phrases: int = Field(default=5, ge=0)
+    #: archived members the retrieval check asks about (three probes each, ADR 0059)
     check_queries: int = Field(default=30, ge=0)
-    #: a run that would lose more recall than this waits for approval
-    max_recall_loss: float = Field(default=0.2, ge=0, le=1)
-    #: which loss holds a run: "lineage" (archived members reached through their summaries,
-    #: as ``include_archived`` retrieval does) or "default" (only the summary stands in)
-    check_view: Literal["lineage", "default"] = "lineage"
+    #: a run waits for approval when the check's view would no longer find more than this
+    #: share of what it found before (ADR 0059)
+    max_recall_loss: float = Field(default=0.1, ge=0, le=1)
+    #: which view's loss holds a run: "default" (what ``retrieve(q)`` returns) or
+    #: "comprehensive" (``strategy="comprehensive"``); both are measured and reported
+    check_view: Literal["default", "comprehensive"] = "default"
     #: a run's lease lapses this long after its last heartbeat (a dead process on the same
     #: host loses it at once)
     lease_minutes: float = Field(default=10, gt=0)

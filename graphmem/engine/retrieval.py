@@ -106,8 +106,10 @@ class Query:
     strategy: str
     depth: int
     filters: Mapping[str, Any]
-    #: reach archived memories through the summaries that stand for them (ADR 0006)
-    include_archived: bool = False
+    #: archived memories reached through the summaries that stand for them (ADR 0059):
+    #: "below" (the default view: they rank with the ``archived`` prior), "equal" (as if
+    #: active: ``include_archived=True``, ``comprehensive``) or "hidden" (active only)
+    archived: str = "hidden"
     #: only what was known and valid at this time (validity, ADR 0013); None: now, where
     #: memories no longer valid still rank, below by ``invalid_factor``
     as_of: datetime | None = None
@@ -116,7 +118,7 @@ class Query:
         """Everything that decides the answer (the hot cache's key)."""
         filters = tuple(sorted((k, repr(v)) for k, v in self.filters.items()))
         return (self.namespace, self.text, self.limit, self.tiers, self.min_similarity,
-                self.strategy, self.depth, filters, self.include_archived, self.as_of)
+                self.strategy, self.depth, filters, self.archived, self.as_of)
 
 
 class Retriever:
@@ -214,8 +216,9 @@ class Retriever:
             min_similarity=float(ms), strategy=strategy,
             depth=v.bounded(rc.depth if depth is None else depth, "depth", 0, rc.max_depth),
             filters=filters,
-            include_archived=(strategy == "comprehensive" if include_archived is None
-                              else bool(include_archived)),
+            archived=("equal" if include_archived or (
+                include_archived is None and strategy == "comprehensive") else
+                "hidden" if include_archived is not None or not rc.reach_archived else "below"),
             as_of=v.timestamp(as_of),
         )
 
@@ -315,7 +318,7 @@ class Retriever:
         rc = self.config.retrieval
         ns = q.namespace
         terms = self.analyzer.query_terms(q.text)
-        statuses = (tuple(Status) if q.include_archived else (Status.ACTIVE,))
+        statuses = (Status.ACTIVE,) if q.archived == "hidden" else tuple(Status)
         stats = self.store.keyword_stats(ns, terms) if terms else None
         seed_terms = self._seed_terms(terms, stats)
         newest = self._over_budget(seed_terms, stats)
@@ -350,7 +353,7 @@ class Retriever:
         rc = self.config.retrieval
         w = rc.weights
         ns = q.namespace
-        statuses = (tuple(Status) if q.include_archived else (Status.ACTIVE,))
+        statuses = (Status.ACTIVE,) if q.archived == "hidden" else tuple(Status)
 
         # 2. seeds (more of them when filters will drop some)
         vector_k = rc.vector_k * (rc.filtered_widen if q.filters or q.as_of else 1)
@@ -371,7 +374,7 @@ class Retriever:
         memories, cosines = self.store.get_scored(ns, sorted(pool), vec)
         lineage = self._lineage(ns, [m for m in memories.values()
                                      if m.status is not Status.ACTIVE]) \
-            if q.include_archived else {}
+            if q.archived != "hidden" else {}
         cands = [i for i in pool if i in memories and self._keep(memories[i], q, lineage)]
         if not cands:
             return []
@@ -424,6 +427,9 @@ class Retriever:
                 score *= rc.invalid_factor
                 terms_i["invalid"] = 1.0
             if i in lineage:  # an archived memory, reached through its summary
+                if q.archived == "below":  # the default view: below active peers (ADR 0059)
+                    score -= w.archived
+                    terms_i["archived"] = 1.0
                 path = WalkPath(nodes=(lineage[i], i),
                                 steps=(PathStep(RelationType.SUMMARIZES, True),))
             else:

@@ -166,6 +166,8 @@ class Candidate:
     importance: float  # decayed, now
     last_accessed_at: datetime
     success_rate: float
+    #: event time: among equals the oldest event leaves first, never the id's order
+    created_at: datetime | None = None
 
 
 def candidate(m: Memory, now: datetime, tiers: TiersConfig, covered: bool = True
@@ -175,18 +177,20 @@ def candidate(m: Memory, now: datetime, tiers: TiersConfig, covered: bool = True
     return Candidate(m.id, m.pinned or not covered,
                      decayed_importance(m.base_importance, m.tier,
                                         age_hours(m.reinforced_at, now), tiers),
-                     m.last_accessed_at, m.success_count / tries if tries else 0.5)
+                     m.last_accessed_at, m.success_count / tries if tries else 0.5,
+                     m.created_at)
 
 
 def evictions(members: Sequence[Candidate], capacity: int) -> list[str]:
     """Who leaves an over-capacity tier: lowest decayed importance, then oldest access, then
-    lowest success rate; never a pinned memory (if pinned ones alone overfill the tier, the
-    tier stays over capacity)."""
+    lowest success rate, then oldest event; never a pinned memory (if pinned ones alone
+    overfill the tier, the tier stays over capacity)."""
     over = len(members) - capacity
     if over <= 0:
         return []
     movable = sorted((c for c in members if not c.pinned),
-                     key=lambda c: (c.importance, c.last_accessed_at, c.success_rate, c.id))
+                     key=lambda c: (c.importance, c.last_accessed_at, c.success_rate,
+                                    c.created_at or c.last_accessed_at, c.id))
     return [c.id for c in movable[:over]]
 
 
