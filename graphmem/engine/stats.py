@@ -17,9 +17,9 @@ AGE_BINS = ((1, "<1h"), (24, "<1d"), (24 * 7, "<7d"), (24 * 30, "<30d"), (float(
 
 def _histograms(cols: ActiveColumns, now: datetime, config: GraphMemConfig
                 ) -> tuple[dict[str, list[int]], dict[str, dict[str, int]], float, int]:
-    """Importance (decayed as ``current_importance`` does) and age histograms per tier, the
-    surprise sum and the count of the active memories, counted with numpy (ADR 0018: a loop
-    over memory objects took 1.5 s at 30k)."""
+    """Importance (decayed as ``current_importance`` does) and age (since ``stored_at``)
+    histograms per tier, the surprise sum and the count of the active memories, counted with
+    numpy (ADR 0018: a loop over memory objects took 1.5 s at 30k)."""
     importance = {t.value: [0] * len(IMPORTANCE_BINS) for t in Tier}
     ages = {t.value: dict.fromkeys((label for _, label in AGE_BINS), 0) for t in Tier}
     labels = [label for _, label in AGE_BINS]
@@ -33,8 +33,10 @@ def _histograms(cols: ActiveColumns, now: datetime, config: GraphMemConfig
         value = np.clip(cols.base_importance[mask] * 0.5 ** (age / half_life), 0.0, 1.0)
         bins = np.searchsorted(IMPORTANCE_BINS, value, side="left")
         importance[tier.value] = np.bincount(bins, minlength=len(IMPORTANCE_BINS)).tolist()
-        created = (at - cols.created_at[mask]) / 3600.0
-        slots = np.searchsorted([edge for edge, _ in AGE_BINS], created, side="right")
+        # age since it was stored here, not since its event time (an imported 2023
+        # conversation is 0 days old on import day) nor since it was reinforced
+        stored = (at - cols.stored_at[mask]) / 3600.0
+        slots = np.searchsorted([edge for edge, _ in AGE_BINS], stored, side="right")
         for slot, n in enumerate(np.bincount(slots, minlength=len(AGE_BINS)).tolist()):
             ages[tier.value][labels[slot]] = n
     return importance, ages, float(cols.surprise.sum()), len(cols)

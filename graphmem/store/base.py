@@ -159,7 +159,7 @@ class ActiveColumns:
     Example:
         >>> import numpy as np
         >>> c = ActiveColumns(np.array(["fast"]), np.array([0.5]), np.array([0.0]),
-        ...                   np.array([0.0]), np.array([0.1]))
+        ...                   np.array([0.0]), np.array([0.1]), np.array([0.0]))
         >>> len(c)
         1
     """
@@ -169,20 +169,22 @@ class ActiveColumns:
     reinforced_at: np.ndarray  # POSIX seconds
     created_at: np.ndarray  # POSIX seconds
     surprise: np.ndarray
+    stored_at: np.ndarray  # POSIX seconds: when it was stored here (ages count from it)
 
     def __len__(self) -> int:
         return len(self.tier)
 
 
 def active_columns(rows: Sequence[Sequence[Any]]) -> ActiveColumns:
-    """``ActiveColumns`` of (tier, base_importance, reinforced_at, created_at, surprise)
-    rows (the adapters' shared last step)."""
+    """``ActiveColumns`` of (tier, base_importance, reinforced_at, created_at, surprise,
+    stored_at) rows (the adapters' shared last step)."""
     if not rows:
         empty = np.zeros(0)
-        return ActiveColumns(np.array([], dtype=object), empty, empty, empty, empty)
-    tier, base, reinforced, created, surprise = zip(*rows, strict=True)
+        return ActiveColumns(np.array([], dtype=object), empty, empty, empty, empty, empty)
+    tier, base, reinforced, created, surprise, stored = zip(*rows, strict=True)
     return ActiveColumns(np.array(tier, dtype=object),
-                         *(_floats(col) for col in (base, reinforced, created, surprise)))
+                         *(_floats(col) for col in (base, reinforced, created, surprise,
+                                                    stored)))
 
 
 def _floats(values: Sequence[Any]) -> np.ndarray:
@@ -295,8 +297,8 @@ class MemoryStore(Protocol):
         ...
 
     def active_columns(self, namespace: str) -> ActiveColumns:
-        """Tier, base importance, reinforced_at, created_at and surprise of every active
-        memory, as arrays (operators' statistics, no memory objects)."""
+        """Tier, base importance, reinforced_at, created_at, surprise and stored_at of every
+        active memory, as arrays (operators' statistics, no memory objects)."""
         ...
 
     def transition_counts(self, namespace: str, since: datetime

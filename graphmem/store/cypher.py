@@ -259,7 +259,7 @@ class CypherStore:
         if self.dialect == "falkordb":  # one packed cell: numbers and tier names only
             return active_columns(json.loads(rows[0]["packed"]) if rows else [])
         return active_columns([(r["tier"], r["base_importance"], r["reinforced_at"],
-                                r["created_at"], r["surprise"]) for r in rows])
+                                r["created_at"], r["surprise"], r["stored_at"]) for r in rows])
 
     def list_page(self, namespace: str, spec: ListSpec) -> list[Memory]:
         if spec.sort not in SORT_FIELDS:

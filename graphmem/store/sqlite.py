@@ -423,7 +423,8 @@ class SQLiteStore:
         with self._guard():
             rows = self.conn.execute(
                 "SELECT tier, base_importance, coalesce(reinforced_at, last_accessed_at), "
-                "created_at, surprise_score FROM memories WHERE namespace = ? AND "
+                "created_at, surprise_score, coalesce(stored_at, last_accessed_at) "
+                "FROM memories WHERE namespace = ? AND "
                 "status = 'active'", (namespace,)).fetchall()
         return active_columns(rows)
 
