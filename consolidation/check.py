@@ -18,7 +18,6 @@ import re
 import shutil
 import tempfile
 from collections.abc import Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from graphmem.consolidation.plan import Plan, cluster_batch
@@ -36,7 +35,7 @@ PROBES = ("keywords", "question", "neighbour")
 _WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]")
 
 
-def retrieval_check(core: Core, plan: Plan, run_id: str, now: datetime) -> dict[str, Any]:
+def retrieval_check(core: Core, plan: Plan) -> dict[str, Any]:
     """Recall of the sampled members' probes in both views, before and after the plan."""
     cfg = core.config.consolidation
     sample = [(c, m) for c in plan.clusters if c["summary"] for m in c["archive"]]
@@ -59,9 +58,9 @@ def retrieval_check(core: Core, plan: Plan, run_id: str, now: datetime) -> dict[
             for c in plan.clusters:
                 if c["namespace"] == ns and c["summary"]:
                     found = scratch.backend.get_memories(ns, c["members"])
-                    scratch.core.apply(cluster_batch(core, run_id, c,
-                                                     plan.vectors[c["summary"]["id"]], now,
-                                                     found))
+                    scratch.core.apply(cluster_batch(core, plan.run_id, c,
+                                                     plan.vectors[c["summary"]["id"]],
+                                                     plan.now, found))
             _ask(scratch, ns, probes, asked, hits, "after")
         asked += len(probes)
     out: dict[str, Any] = {"queries": asked, "members": len(sample), "probes": kinds,

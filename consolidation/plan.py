@@ -61,6 +61,8 @@ class Candidate:
 
 @dataclass
 class Plan:
+    run_id: str
+    now: datetime
     clusters: list[dict[str, Any]] = field(default_factory=list)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)  # summary id -> vector
     candidates: int = 0
@@ -73,9 +75,10 @@ class Plan:
 class Planner:
     """Plans one run over namespaces; ``progress`` is called with ("plan", done, total)."""
 
-    def __init__(self, core: Core, run_id: str, now: datetime,
+    def __init__(self, core: Core, plan: Plan,
                  progress: Callable[[str, int, int], None] | None = None) -> None:
-        self.core, self.run_id, self.now, self.progress = core, run_id, now, progress
+        self.core, self.plan, self.progress = core, plan, progress
+        self.run_id, self.now = plan.run_id, plan.now
         self.store = core.store
         self.config = core.config.consolidation
 
@@ -94,8 +97,8 @@ class Planner:
             out.extend(_candidate(m, self.now, tiers) for m in old if m.id not in summarised)
         return out
 
-    def namespace(self, ns: str, plan: Plan) -> None:
-        cfg = self.config
+    def namespace(self, ns: str) -> None:
+        cfg, plan = self.config, self.plan
         counts = self.store.counts(ns)
         active: Counter[Tier] = Counter()
         for (tier, status, _), n in counts.memories.items():

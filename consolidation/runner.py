@@ -147,14 +147,13 @@ class Consolidator:
     # -- planning ----------------------------------------------------------------------------
     def _new_run(self, run_id: str, namespace: str | None, now: datetime, *,
                  dry_run: bool) -> tuple[dict[str, Any], Plan]:
-        from graphmem.consolidation.check import retrieval_check
         from graphmem.consolidation.report import build_report
 
-        plan = Plan()
-        planner = Planner(self.core, run_id, now, self.progress)
+        plan = Plan(run_id, now)
+        planner = Planner(self.core, plan, self.progress)
         for ns in [namespace] if namespace else self.store.namespaces():
-            planner.namespace(ns, plan)
-        check = retrieval_check(self.core, plan, run_id, now)
+            planner.namespace(ns)
+        check = self._retrieval_check(plan)
         status = ("dry_run" if dry_run else
                   "pending_approval" if check["held_on"] > self.config.max_recall_loss else
                   "running")
@@ -166,6 +165,11 @@ class Consolidator:
         }
         data["report"] = build_report(data, plan.tiers_before, plan.archived_tiers, now)
         return data, plan
+
+    def _retrieval_check(self, plan: Plan) -> dict[str, Any]:
+        from graphmem.consolidation.check import retrieval_check
+
+        return retrieval_check(self.core, plan)
 
     # -- applying ----------------------------------------------------------------------------
     def _apply(self, data: dict[str, Any]) -> None:
