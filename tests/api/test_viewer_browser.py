@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 
@@ -98,11 +100,13 @@ def _seed(folder: Path) -> dict[str, Any]:
             run = mem.consolidate(namespace=NS)
         finally:
             Consolidator._retrieval_check = original
+        foreign_run = mem.consolidate(namespace=FOREIGN, dry_run=True)
         ids.update(deploy=deploy.id, timeouts=timeouts.id, pg14=pg14.id, foreign=foreign.id,
-                   run=run.id, run_status=run.status)
+                   run=run.id, run_status=run.status, foreign_run=foreign_run.id)
     keys = KeyStore(folder / "keys.db")
     ids["admin"] = keys.create([NS], "admin", "browser test admin")[1]
     ids["reader"] = keys.create([NS], "reader", "browser test reader")[1]
+    ids["both"] = keys.create([NS, FOREIGN], "admin", "browser test admin of two namespaces")[1]
     return ids
 
 
@@ -162,10 +166,11 @@ def page(browser: Any, served: dict[str, Any]) -> Iterator[Any]:
     context.close()
 
 
-def _rest(served: dict[str, Any], method: str, path: str, body: Any = None) -> Any:
+def _rest(served: dict[str, Any], method: str, path: str, body: Any = None,
+          key: str = "admin") -> Any:
     req = urllib.request.Request(served["base"] + path, method=method,
                                  data=None if body is None else json.dumps(body).encode(),
-                                 headers={"Authorization": f"Bearer {served['admin']}",
+                                 headers={"Authorization": f"Bearer {served[key]}",
                                           "Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=30) as r:
         return json.loads(r.read())
@@ -191,7 +196,8 @@ def _only_loopback(page: Any, served: dict[str, Any]) -> None:
     foreign = [u for u in page.requests if not u.startswith((served["base"], "data:", "blob:",
                                                              "about:"))]
     assert foreign == [], f"the page reached beyond the server: {foreign}"
-    leaked = [u for u in page.requests if served["admin"] in u or served["reader"] in u]
+    leaked = [u for u in page.requests
+              if any(served[k] in u for k in ("admin", "reader", "both"))]
     assert leaked == [], "an API key appeared in a URL"
 
 
@@ -221,6 +227,31 @@ def test_search_timeline_entry_and_why(page: Any, served: dict[str, Any], shots:
     after = _rest(served, "GET", f"/v1/memories/{served['deploy']}?namespace={NS}")
     assert after["access_count"] == before["access_count"]
     assert after["last_accessed_at"] == before["last_accessed_at"]
+    _only_loopback(page, served)
+
+
+def test_the_list_and_the_memory_page_show_one_score(page: Any, served: dict[str, Any]) -> None:
+    """A memory's score and rank in the search list are the ones its page's "why it ranked"
+    shows (issue 44: 4.31 against 5.10 when the page searched with another walk depth)."""
+    _sign_in(page, served, served["admin"])
+    for query, depth in (("why did the billing deploy fail?", "1"), ("invoices table lock", "0")):
+        url = f"{served['base']}/viewer#/search?{urlencode({'q': query, 'depth': depth})}"
+        page.goto(url)
+        rows = page.locator("[data-testid=index] tbody tr")
+        rows.first.wait_for()
+        n = rows.count()
+        assert n >= 3
+        for i in range(n):
+            if i:
+                page.goto(url)
+                rows.first.wait_for()
+            listed = rows.nth(i).locator("td.num").nth(1).inner_text()
+            rows.nth(i).locator("a").first.click()
+            page.get_by_test_id("why-score").wait_for()
+            why = page.get_by_test_id("why").inner_text()
+            shown = page.get_by_test_id("why-score").inner_text()
+            assert (shown, f"Rank {i + 1} of") == (listed, why[why.index("Rank"):][:len(
+                f"Rank {i + 1} of")]), f"{query!r} depth {depth}, row {i + 1}"
     _only_loopback(page, served)
 
 
@@ -292,6 +323,74 @@ def test_an_admin_approves_a_pending_run(page: Any, served: dict[str, Any], shot
     _only_loopback(page, served)
 
 
+def test_switching_namespace_on_a_run_page_lists_the_new_namespaces_runs(
+        page: Any, served: dict[str, Any]) -> None:
+    _sign_in(page, served, served["both"])
+    assert page.locator("#ns option").all_inner_texts() == [NS, FOREIGN]
+    page.select_option("#ns", NS)
+    page.goto(f"{served['base']}/viewer#/runs/{served['run']}")
+    page.locator("iframe.report").wait_for()
+    assert served["run"] in page.locator("#view h2").inner_text()
+    page.select_option("#ns", FOREIGN)
+    page.wait_for_url("**/viewer#/runs", timeout=10_000)
+    runs = page.get_by_test_id("runs")
+    runs.wait_for(timeout=10_000)
+    assert served["foreign_run"] in runs.inner_text()
+    assert served["run"] not in page.locator("#view").inner_text()
+    assert page.locator("iframe.report").count() == 0
+    # and back: the first namespace's runs, not the run page left behind
+    page.select_option("#ns", NS)
+    playwright_sync.expect(runs).to_contain_text(served["run"])
+    assert served["foreign_run"] not in runs.inner_text()
+    # a memory's page leaves for the same search in the new namespace
+    page.goto(f"{served['base']}/viewer#/memory/{served['deploy']}?q=deploy&depth=1")
+    page.get_by_test_id("why").wait_for()
+    page.select_option("#ns", FOREIGN)
+    page.wait_for_url("**/viewer#/search?q=deploy&depth=1", timeout=10_000)
+    page.locator("[data-testid=index], #results p").first.wait_for()
+    assert page.get_by_test_id("entry").count() == 0
+    assert "schema migration" not in page.locator("#view").inner_text()
+    _only_loopback(page, served)
+
+
+def test_an_admin_starts_a_dry_run_and_a_run(page: Any, served: dict[str, Any],
+                                             shots: Path) -> None:
+    """Started in the other namespace (one memory): the held run of the first one stays for
+    the approval test."""
+    _sign_in(page, served, served["both"])
+    page.select_option("#ns", FOREIGN)
+    page.get_by_role("link", name="Consolidation").click()
+    page.get_by_test_id("runs").wait_for()
+    before = {r["id"] for r in _rest(served, "GET", "/v1/consolidation/runs", key="both")}
+    page.get_by_test_id("start-dry-run").click()
+    page.wait_for_url(re.compile(r"#/runs/[^/]+$"))
+    dry = page.url.rsplit("/", 1)[1]
+    assert dry not in before
+    page.locator("iframe.report").wait_for()
+    assert "dry run" in page.locator("#view h2").inner_text()
+    record = _rest(served, "GET", f"/v1/consolidation/runs/{dry}", key="both")
+    assert record["status"] == "dry_run"
+    page.get_by_role("link", name="All runs").click()
+    page.get_by_test_id("runs").wait_for()
+    assert dry in page.get_by_test_id("runs").inner_text()
+    page.screenshot(path=str(shots / "viewer-runs-start.png"))
+    page.once("dialog", lambda d: d.dismiss())  # cancelling the confirmation starts nothing
+    page.get_by_test_id("start-run").click()
+    assert len(_rest(served, "GET", "/v1/consolidation/runs", key="both")) == len(before) + 1
+    page.once("dialog", lambda d: d.accept())
+    page.get_by_test_id("start-run").click()
+    page.wait_for_url(re.compile(rf"#/runs/(?!{re.escape(dry)}$)[^/]+$"))
+    real = page.url.rsplit("/", 1)[1]
+    page.locator("iframe.report").wait_for()
+    record = _rest(served, "GET", f"/v1/consolidation/runs/{real}", key="both")
+    assert record["status"] in ("applied", "pending_approval")
+    assert real in page.locator("#view h2").inner_text()
+    runs = _rest(served, "GET", "/v1/consolidation/runs", key="both")
+    assert {r["id"]: r["namespace"] for r in runs if r["id"] not in before} == {
+        dry: FOREIGN, real: FOREIGN}
+    _only_loopback(page, served)
+
+
 def test_a_reader_sees_no_write_buttons_and_a_foreign_memory_is_not_found(
         page: Any, served: dict[str, Any]) -> None:
     _sign_in(page, served, served["reader"])
@@ -300,6 +399,10 @@ def test_a_reader_sees_no_write_buttons_and_a_foreign_memory_is_not_found(
     page.locator("iframe.report").wait_for()
     assert page.get_by_test_id("approve").count() == 0
     assert page.get_by_test_id("rollback").count() == 0
+    page.get_by_role("link", name="All runs").click()
+    page.get_by_test_id("runs").wait_for()  # the list is there, the buttons that start are not
+    assert page.get_by_test_id("start-dry-run").count() == 0
+    assert page.get_by_test_id("start-run").count() == 0
     page.goto(f"{served['base']}/viewer#/memory/{served['deploy']}")
     page.locator("[data-testid=entry]").wait_for()
     assert page.get_by_test_id("pin").count() == 0
@@ -327,7 +430,7 @@ def test_a_wrong_key_is_refused_and_the_key_stays_out_of_urls_and_logs(
     page.locator("[data-testid=tier-tiles]").wait_for()
     _only_loopback(page, served)
     log = served["log"].read_text(errors="replace")
-    assert served["admin"] not in log and served["reader"] not in log
+    assert all(served[k] not in log for k in ("admin", "reader", "both"))
 
 
 def test_keyboard_and_phone_width(browser: Any, served: dict[str, Any], shots: Path) -> None:

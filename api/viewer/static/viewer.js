@@ -5,6 +5,10 @@
 "use strict";
 (() => {
   const KEY = "graphmem.key", NS = "graphmem.namespace";
+  // the walk depth of a search when none is chosen: the list and the memory page's "why it
+  // ranked" must ask with the same options, or the z-score fusion over a different candidate
+  // pool gives the same memory another score (issue 44)
+  const DEFAULT_DEPTH = "1";
   const TIERS = ["fast", "medium", "slow", "glacial"];
   const TIER_COLOUR = {fast: "#c44e52", medium: "#dd8452", slow: "#4c72b0", glacial: "#8172b3"};
   const EDGE_COLOUR = {CAUSES: "#c44e52", REFERENCES: "#4c72b0", SIMILAR_TO: "#9aa3b2",
@@ -50,8 +54,10 @@
   const fmtNum = (x, d = 3) => (typeof x === "number" ? x.toFixed(d) : "—");
   const short = (text, n = 80) => (text.length > n ? text.slice(0, n - 1) + "…" : text);
   const tierBadge = (t) => h("span", {class: `badge tier-${t}`, text: t});
-  const memLink = (id, label, query) =>
-    h("a", {href: `#/memory/${encodeURIComponent(id)}${query ? "?q=" + encodeURIComponent(query) : ""}`}, label);
+  // search: the query and the options it was asked with ({q, depth}), carried to the memory page
+  const memLink = (id, label, search) =>
+    h("a", {href: `#/memory/${encodeURIComponent(id)}${search && search.q ? "?" + new URLSearchParams(
+      {q: search.q, depth: search.depth || DEFAULT_DEPTH}) : ""}`}, label);
   const can = (role) => state.who && ["reader", "writer", "admin"].indexOf(state.who.role) >=
     ["reader", "writer", "admin"].indexOf(role);
 
@@ -143,7 +149,7 @@
     }
     if (state.cy) { state.cy.destroy(); state.cy = null; }
     try {
-      if (view === "memory" && parts[1]) await memoryView(parts[1], query.get("q"));
+      if (view === "memory" && parts[1]) await memoryView(parts[1], {q: query.get("q"), depth: query.get("depth") || DEFAULT_DEPTH});
       else if (view === "graph" && parts[1]) await graphView(parts[1]);
       else if (view === "tiers") await tiersView();
       else if (view === "runs" && parts[1]) await runView(parts[1]);
@@ -152,9 +158,20 @@
     } catch (err) { failure(err); }
   }
 
+  // after the namespace changed: a page about one run, memory or graph belongs to the old
+  // namespace, so leave it for the list of the new one (the runs; a search with the same query)
+  function switched() {
+    const {parts, query} = params();
+    const [view, id] = parts;
+    if (view === "runs" && id) location.hash = "#/runs";
+    else if ((view === "memory" || view === "graph") && id)
+      location.hash = query.get("q") ? `#/search?${new URLSearchParams({q: query.get("q"), depth: query.get("depth") || DEFAULT_DEPTH})}` : "#/search";
+    else route();
+  }
+
   async function searchView(q, query) {
     document.title = "Search · graphmem";
-    const limit = query.get("limit") || "10", depth = query.get("depth") || "1";
+    const limit = query.get("limit") || "10", depth = query.get("depth") || DEFAULT_DEPTH;
     const input = h("input", {type: "search", id: "q", name: "q", value: q, "aria-label": "Query",
       placeholder: "What are you looking for?"});
     const lim = h("select", {id: "limit", "aria-label": "Results"},
@@ -181,7 +198,7 @@
           h("th", {text: "Score"}), h("th", {class: "hide-narrow", text: "Tokens"}), h("th", {class: "hide-narrow", text: "When"}))),
         h("tbody", {}, rows.map((r, i) => h("tr", {},
           h("td", {class: "num", text: i + 1}),
-          h("td", {}, memLink(r.id, r.preview, q), r.disputed ? [" ", h("span", {class: "badge disputed", text: "disputed"})] : null),
+          h("td", {}, memLink(r.id, r.preview, {q, depth}), r.disputed ? [" ", h("span", {class: "badge disputed", text: "disputed"})] : null),
           h("td", {}, tierBadge(r.tier)), h("td", {class: "num", text: fmtNum(r.score)}),
           h("td", {class: "num hide-narrow", text: r.token_estimate}),
           h("td", {class: "hide-narrow", text: fmtDate(r.created_at)}))))))));
@@ -209,16 +226,20 @@
     return `Reached by walking the graph from the direct match ${name(path.nodes[0])}: ${hops.join(", then ")}.`;
   }
 
-  async function whyBlock(id, q) {
+  async function whyBlock(id, search) {
+    const q = search.q;
     const box = h("section", {class: "card", "data-testid": "why"}, h("h3", {text: `Why it ranked for “${q}”`}));
+    // the search list's options (its depth), so the score is the one the list showed; a longer
+    // list only to find the rank of a memory opened from elsewhere (the limit changes no score)
     const results = await api("POST", "/v1/search", {namespace: state.ns, query: q, limit: 50,
-      depth: 2, explain: true, record_access: false});
+      depth: Number(search.depth || DEFAULT_DEPTH), explain: true, record_access: false});
     const idx = results.findIndex((r) => r.memory.id === id);
     if (idx < 0) { box.append(h("p", {class: "muted", text: "It is not among the 50 best results for this query now."})); return box; }
     const r = results[idx];
     const nodes = (r.path && r.path.nodes) || [];
     const byId = Object.fromEntries((await entries(nodes)).map((m) => [m.id, m]));
-    box.append(h("p", {}, `Rank ${idx + 1} of ${results.length}, score ${fmtNum(r.score)}. `,
+    box.append(h("p", {}, `Rank ${idx + 1} of ${results.length}, score `,
+      h("span", {"data-testid": "why-score", text: fmtNum(r.score)}), ". ",
       r.disputed ? h("strong", {class: "error", text: `Disputed by ${r.disputed_by.length} memory(ies) (CONTRADICTS). `}) : null),
       h("p", {"data-testid": "path", text: explainPath(r.path, byId)}));
     const terms = Object.entries(r.terms || {}).filter(([, v]) => Math.abs(v) > 1e-9)
@@ -228,7 +249,7 @@
     return box;
   }
 
-  async function memoryView(id, q) {
+  async function memoryView(id, search) {
     const [m] = await entries([id]);
     if (!m) return notFound();
     document.title = `${short(m.content, 40)} · graphmem`;
@@ -251,9 +272,9 @@
       h("h3", {text: m.session_id ? `Around it in session ${m.session_id}` : "Around it in time"}),
       h("div", {class: "scroll"}, h("table", {}, h("tbody", {}, timeline.map((t) => h("tr", {class: t.id === id ? "hl" : null},
         h("td", {class: "hide-narrow", text: fmtDate(t.created_at)}),
-        h("td", {}, t.id === id ? h("strong", {text: short(t.content, 140)}) : memLink(t.id, short(t.content, 140), q)),
+        h("td", {}, t.id === id ? h("strong", {text: short(t.content, 140)}) : memLink(t.id, short(t.content, 140), search)),
         h("td", {}, tierBadge(t.tier))))))));
-    show(head, q ? await whyBlock(id, q) : null, tl);
+    show(head, search.q ? await whyBlock(id, search) : null, tl);
   }
 
   async function graphView(id) {
@@ -382,11 +403,33 @@
     rolled_back: "rolled back", running: "running"};
   const statusBadge = (s) => h("span", {class: `badge${s === "pending_approval" ? " pending" : ""}`, text: STATUS_WORDS[s] || s});
 
+  function startButtons() {
+    // an admin starts a run of the namespace shown; the new run opens when it has finished
+    const ns = state.ns;
+    const status = h("span", {class: "muted", role: "status", "data-testid": "start-status"});
+    const start = async (dry) => {
+      if (!dry && !window.confirm(`Consolidate namespace “${ns}” now: old memories are clustered and summarised, and the members a summary stands for are archived (the run waits for approval if its retrieval check loses too much).\n\nContinue?`)) return;
+      for (const b of buttons) b.disabled = true;
+      status.textContent = dry ? "Dry run in progress…" : "Consolidation in progress…";
+      try {
+        const run = await api("POST", "/v1/consolidation/runs", {namespace: ns, dry_run: dry});
+        if (state.ns === ns) location.hash = `#/runs/${encodeURIComponent(run.id)}`;  // still there
+      } catch (e) { failure(e); }
+    };
+    const buttons = [
+      h("button", {type: "button", class: "secondary", "data-testid": "start-dry-run", text: "Dry run",
+        title: "Compute the report only: nothing is written", onclick: () => start(true)}),
+      h("button", {type: "button", "data-testid": "start-run", text: "Run consolidation",
+        onclick: () => start(false)})];
+    return h("div", {class: "row actions"}, buttons, status);
+  }
+
   async function runsView() {
     document.title = "Consolidation · graphmem";
     const runs = (await api("GET", "/v1/consolidation/runs")).filter((r) => r.namespace === state.ns || r.namespace === null);
     const pending = runs.filter((r) => r.status === "pending_approval").length;
     show(h("section", {class: "card"}, h("h2", {text: "Consolidation runs"}),
+      can("admin") ? startButtons() : null,
       pending ? h("p", {class: "badge pending", role: "status", text: `${pending} run(s) wait for approval`}) : null,
       runs.length ? h("div", {class: "scroll"}, h("table", {"data-testid": "runs"},
         h("thead", {}, h("tr", {}, ["Run", "Status", "Namespace", "Started", "Summaries", "Archived"].map((c) => h("th", {text: c})))),
@@ -435,7 +478,7 @@
       }
     });
     $("#signout").addEventListener("click", () => signOut("Signed out."));
-    $("#ns").addEventListener("change", (e) => { state.ns = e.target.value; sessionStorage.setItem(NS, state.ns); route(); });
+    $("#ns").addEventListener("change", (e) => { state.ns = e.target.value; sessionStorage.setItem(NS, state.ns); switched(); });
     window.addEventListener("hashchange", route);
     // a key from earlier in this tab, or a server without keys (development, loopback only)
     signIn(null).catch(() => signOut("", false));
