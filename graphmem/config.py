@@ -194,6 +194,10 @@ class RetrievalWeights(_Frozen):
     source: float = 0.6
     #: subtracted from an archived memory reached through its summary in the default view
     archived: float = 0.3
+    #: subtracted from a memory no longer valid (superseded, ``valid_until`` passed) unless
+    #: ``as_of`` asks about another time: more than two candidates' z-scores apart (the
+    #: README's two passwords are 2.7 apart); never above its successor (ADR 0059)
+    invalid: float = 3.0
 
 
 class RetrievalConfig(_Frozen):
@@ -269,9 +273,6 @@ class RetrievalConfig(_Frozen):
     pagerank_alpha: float = Field(default=0.85, gt=0, lt=1)
     weights: RetrievalWeights = RetrievalWeights()
     preview_chars: int = Field(default=80, gt=0)
-    #: a memory no longer valid (superseded, ``valid_until`` passed) ranks at this share of
-    #: its score unless ``as_of`` asks about another time (ADR 0013)
-    invalid_factor: float = Field(default=0.5, ge=0, le=1)
     #: with filters, the vector seeds are this many times ``vector_k`` (filters drop some)
     filtered_widen: int = Field(default=4, ge=1)
 

@@ -13,13 +13,16 @@ Runs are coalesced only where the outcome is provably the same:
   importance cache, which ranking does not read;
 - a daily consolidation runs when its candidate set can differ from the last run's: memories
   became old enough, or the last run changed something.
-Finally the clock moves 30 days past the last session and every question is asked with the
+Finally the clock moves 30 days past the last session and every question is asked twice:
+with the default call, as users ask (``retrieve(q, namespace=ns, limit=10)``), and with the
 ``comprehensive`` strategy (every tier, no tier weight, archived memories reached through
-their summaries).
+their summaries as if active).
 
-Scores: static (the same pipeline on a fresh store, no lifecycle), strict (the evidence
-memory itself in the top 10), lineage (the evidence memory, or a returned summary that
-SUMMARIZES it); evidence that ended archived or expired; active / stored; and a ledger check.
+Scores: static (the same pipeline on a fresh store, no lifecycle), default (the evidence
+memory itself in the top 10 of the default call: the headline), strict (the same in the
+comprehensive view), lineage (the evidence memory, or a returned summary that SUMMARIZES it,
+comprehensive view); evidence that ended archived or expired; active / stored; and a ledger
+check.
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ class ConvResult:
     questions: int = 0
     static_r10: float = 0.0
     static_mrr: float = 0.0
+    default_r10: float = 0.0
     strict_r10: float = 0.0
     lineage_r10: float = 0.0
     stored: int = 0
@@ -101,7 +105,7 @@ class ConvResult:
     def to_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if k not in ("name", "timing")}
         out["fast_first"] = _timing(self.timing)
-        for k in ("static_r10", "static_mrr", "strict_r10", "lineage_r10"):
+        for k in ("static_r10", "static_mrr", "default_r10", "strict_r10", "lineage_r10"):
             out[k] = round(out[k], 4)
         out["active_share"] = round(self.active_share, 4)
         out["seconds"] = round(self.seconds, 1)
@@ -264,6 +268,13 @@ def run_conversation(conv: Conversation, emb: Any, config: Any = None,
             jobs.advance(end)
             jobs._maintain()
             covered = _lineage(mem, conv.name)
+            as_users: list[float] = []
+            for qa in questions:  # the default call, as users ask
+                hits = mem.retrieve(qa["question"], namespace=conv.name, limit=10,
+                                    record_access=False)
+                _recall(as_users, [], [h.id for h in hits], set(qa["evidence"]),
+                        lambda i: {id_map[i]} if i in id_map else set())
+            res.default_r10 = sum(as_users) / len(as_users)
             strict: list[float] = []
             lineage: list[float] = []
             rr = []
@@ -342,7 +353,7 @@ def _census(mem: GraphMemory, conv: Conversation, id_map: dict[str, str],
     res.ledger_ok = res.ledger_missing == 0
 
 
-KEYS = ("static_r10", "strict_r10", "lineage_r10", "active_share", "ledger_ok")
+KEYS = ("static_r10", "default_r10", "strict_r10", "lineage_r10", "active_share", "ledger_ok")
 
 
 def run_lifecycle(folder: Path, *, convs: Iterable[str] | None = None, embedder: Any = None,
@@ -368,7 +379,8 @@ def run_lifecycle(folder: Path, *, convs: Iterable[str] | None = None, embedder:
     stored = sum(r.stored for r in results)
     overall: dict[str, Any] = {
         "questions": total_q, "static_r10": mean("static_r10"),
-        "static_mrr": mean("static_mrr"), "strict_r10": mean("strict_r10"),
+        "static_mrr": mean("static_mrr"), "default_r10": mean("default_r10"),
+        "strict_r10": mean("strict_r10"),
         "lineage_r10": mean("lineage_r10"), "stored": stored,
         "active": sum(r.active for r in results),
         "active_share": round(sum(r.active for r in results) / stored, 4),
@@ -379,6 +391,7 @@ def run_lifecycle(folder: Path, *, convs: Iterable[str] | None = None, embedder:
     timing: dict[str, list[float]] = {k: [x for r in results for x in r.timing[k]]
                                       for k in results[0].timing}
     overall["fast_first"] = _timing(timing)
+    overall["default_vs_static"] = round(overall["default_r10"] / overall["static_r10"], 4)
     overall["strict_vs_static"] = round(overall["strict_r10"] / overall["static_r10"], 4)
     overall["lineage_vs_static"] = round(overall["lineage_r10"] / overall["static_r10"], 4)
     return {"overall": overall, "conversations": {r.name: r.to_dict() for r in results},
@@ -386,11 +399,13 @@ def run_lifecycle(folder: Path, *, convs: Iterable[str] | None = None, embedder:
 
 
 def table(r: dict[str, Any]) -> str:
-    lines = ["| conversation | questions | static R@10 | strict R@10 | lineage R@10 | "
-             "active / stored | summaries | evidence archived | ledger | runs (maint / cons) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+    lines = ["| conversation | questions | static R@10 | **default R@10** | comprehensive: "
+             "strict R@10 | lineage R@10 | active / stored | summaries | evidence archived | "
+             "ledger | runs (maint / cons) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
     for name, c in r["conversations"].items():
         lines.append(f"| {name} | {c['questions']} | {c['static_r10']:.3f} | "
+                     f"**{c['default_r10']:.3f}** | "
                      f"{c['strict_r10']:.3f} | {c['lineage_r10']:.3f} | "
                      f"{c['active']} / {c['stored']} ({c['active_share']:.2f}) | "
                      f"{c['summaries']} | {c['evidence_archived']} of {c['evidence']} | "
@@ -398,6 +413,7 @@ def table(r: dict[str, Any]) -> str:
                      f"{c['maintenance_runs']} / {c['consolidation_runs']} |")
     o = r["overall"]
     lines.append(f"| **overall** | {o['questions']} | {o['static_r10']:.3f} | "
+                 f"**{o['default_r10']:.3f} ({o['default_vs_static']:.3f}x)** | "
                  f"{o['strict_r10']:.3f} ({o['strict_vs_static']:.2f}x) | "
                  f"{o['lineage_r10']:.3f} ({o['lineage_vs_static']:.2f}x) | "
                  f"{o['active']} / {o['stored']} ({o['active_share']:.2f}) | | "

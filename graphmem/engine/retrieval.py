@@ -111,7 +111,8 @@ class Query:
     #: active: ``include_archived=True``, ``comprehensive``) or "hidden" (active only)
     archived: str = "hidden"
     #: only what was known and valid at this time (validity, ADR 0013); None: now, where
-    #: memories no longer valid still rank, below by ``invalid_factor``
+    #: memories no longer valid still rank, below by ``weights.invalid`` and never above
+    #: the memory that superseded them (ADR 0059)
     as_of: datetime | None = None
 
     def key(self) -> tuple[Any, ...]:
@@ -424,7 +425,7 @@ class Retriever:
             }
             score = scoring.score(terms_i, w, pairs)
             if q.as_of is None and not m.valid_at(now):  # superseded or not yet valid
-                score *= rc.invalid_factor
+                score -= w.invalid
                 terms_i["invalid"] = 1.0
             if i in lineage:  # an archived memory, reached through its summary
                 if q.archived == "below":  # the default view: below active peers (ADR 0059)
@@ -436,9 +437,32 @@ class Retriever:
                 path = reached[i].path if i in reached else WalkPath(nodes=(i,))
             results.append(_Ranked(m, score, terms_i, path))
 
+        if q.as_of is None:
+            self._below_successors(ns, results)
         # 5. order (the caller cuts, reads the cut whole, flags and records access)
         results.sort(key=lambda r: -r.score)
         return results
+
+    def _below_successors(self, ns: str, results: list[_Ranked]) -> None:
+        """A superseded memory ranks below the memory that superseded it when both are
+        candidates, whatever fusion did with two near-equal texts (ADR 0059): the old
+        password never shows above the new one."""
+        invalid = [r.candidate.id for r in results if "invalid" in r.terms]
+        if not invalid:
+            return
+        successor = {i: m.superseded_by for i, m in self.store.get_memories(ns, invalid).items()
+                     if m.superseded_by is not None}
+        score = {r.candidate.id: r.score for r in results}
+        for _ in range(len(successor)):  # a chain settles in as many passes as it is long
+            moved = False
+            for n, r in enumerate(results):
+                after = successor.get(r.candidate.id)
+                if after in score and score[r.candidate.id] >= score[after]:
+                    score[r.candidate.id] = score[after] - 1e-6
+                    results[n] = r._replace(score=score[r.candidate.id])
+                    moved = True
+            if not moved:
+                break
 
     def _results(self, ns: str, ranked: list[_Ranked]) -> list[RetrievalResult]:
         """The cut's results with their whole memories: one read of the few that are
