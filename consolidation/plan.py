@@ -42,7 +42,17 @@ UNCLUSTERED = "in no cluster: HDBSCAN found no topic for it and no coherent grou
 
 @dataclass
 class Candidate:
-    """An old memory consolidation may cluster."""
+    """An old memory consolidation may cluster.
+
+    Example:
+        >>> import numpy as np
+        >>> from datetime import datetime, UTC
+        >>> t = datetime(2023, 5, 1, tzinfo=UTC)
+        >>> c = Candidate("m1", "Caroline: I went to a support group", t, t, 0.5, Tier.SLOW,
+        ...               np.zeros(384, "f4"))
+        >>> c.due is None
+        True
+    """
 
     id: str
     content: str
@@ -61,6 +71,15 @@ class Candidate:
 
 @dataclass
 class Plan:
+    """What a run would do: its clusters (each with its decision, members' fates and
+    summary), the summaries' vectors, and the candidates no cluster took.
+
+    Example:
+        >>> from datetime import datetime, UTC
+        >>> Plan("run-1", datetime(2026, 1, 1, tzinfo=UTC)).clusters
+        []
+    """
+
     run_id: str
     now: datetime
     clusters: list[dict[str, Any]] = field(default_factory=list)
@@ -73,7 +92,21 @@ class Plan:
 
 
 class Planner:
-    """Plans one run over namespaces; ``progress`` is called with ("plan", done, total)."""
+    """Plans one run, a namespace at a time, into ``plan``; ``progress`` is called with
+    ("plan", done, total).
+
+    Example:
+        >>> import tempfile
+        >>> from datetime import datetime, UTC
+        >>> from graphmem import GraphMemory
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
+        >>> plan = Plan("run-1", datetime.now(UTC))
+        >>> Planner(mem.core, plan).namespace("ops")
+        >>> plan.candidates
+        0
+        >>> mem.close()
+    """
 
     def __init__(self, core: Core, plan: Plan,
                  progress: Callable[[str, int, int], None] | None = None) -> None:

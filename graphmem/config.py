@@ -193,7 +193,7 @@ class RetrievalWeights(_Frozen):
     tier: float = 0.1  # only with strategy="weighted"
     source: float = 0.6
     #: subtracted from an archived memory reached through its summary in the default view
-    archived: float = 0.3
+    archived: float = 1.0
     #: subtracted from a memory no longer valid (superseded, ``valid_until`` passed) unless
     #: ``as_of`` asks about another time: more than two candidates' z-scores apart (the
     #: README's two passwords are 2.7 apart); never above its successor (ADR 0059)
