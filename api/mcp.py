@@ -72,7 +72,8 @@ def build_server(memory: GraphMemory | Callable[[], GraphMemory],
                type: list[str] | None = None, since: str | None = None,
                until: str | None = None, as_of: str | None = None) -> list[dict[str, Any]]:
         """Full retrieval: memories with score, score terms, path and disputed flag.
-        ``include_archived`` reaches archived memories through their summaries;
+        Archived memories are reached through their summaries, below active ones;
+        ``include_archived`` true ranks them as if active, false leaves them out;
         ``record_access=False`` looks without counting an access; ``type`` keeps those
         memory types; ``since`` / ``until`` bound the event time (ISO 8601); ``as_of``
         answers as of that time (what was known and valid then)."""

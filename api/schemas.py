@@ -240,8 +240,9 @@ class SearchIn(_In):
     filters: Filters | None = None
     explain: bool = Field(default=True, description="include score terms and paths")
     include_archived: bool | None = Field(
-        default=None, description="also reach archived memories through the summaries that "
-        "stand for them (default: only with strategy comprehensive)")
+        default=None, description="archived memories, reached through the summaries that "
+        "stand for them: by default they rank below active ones; true ranks them as if "
+        "active (the default of strategy comprehensive); false shows active memories only")
     as_of: Timestamp | None = Field(default=None, description="only what was known and valid "
                                                               "then (validity)")
     record_access: bool = Field(

@@ -80,8 +80,9 @@ def store(data: Location, namespace: str, as_json: bool, content: str,
               type=click.Choice(["fast", "medium", "slow", "glacial"]))
 @click.option("--min-similarity", type=float, default=None)
 @click.option("--index", "index_only", is_flag=True, help="compact previews only")
-@click.option("--archived", "include_archived", is_flag=True, default=None,
-              help="also reach archived memories through their summaries")
+@click.option("--archived/--active-only", "include_archived", default=None,
+              help="archived memories (reached through their summaries) ranked as if "
+                   "active, or left out; by default they rank below active ones")
 @click.option("--record-access", is_flag=True,
               help="count the results as accessed, as an agent's search does (by default an "
                    "operator's search is read-only and changes nothing)")
@@ -100,7 +101,7 @@ def search(data: Location, namespace: str, as_json: bool, query: str, limit: int
     """Retrieve memories for a query (full pipeline), with score terms and paths."""
     opts: dict[str, Any] = {"limit": limit, "depth": depth, "strategy": strategy,
                             "tiers": list(tiers) or None, "min_similarity": min_similarity,
-                            "include_archived": include_archived or None,
+                            "include_archived": include_archived,
                             "filters": {"type": list(types)} if types else None,
                             "since": since, "until": until, "as_of": as_of}
     with data.open() as mem:
