@@ -27,7 +27,7 @@ from graphmem.store.base import WriteBatch
 
 if TYPE_CHECKING:
     from graphmem.engine.core import Core
-    from graphmem.memory import GraphMemory
+    from graphmem.engine.retrieval import Retriever
 
 log = logging.getLogger(__name__)
 VIEWS = ("default", "comprehensive")
@@ -54,14 +54,15 @@ def retrieval_check(core: Core, plan: Plan) -> dict[str, Any]:
         for _, kind, _ in probes:
             kinds[kind] += 1
         with _Scratch(core, ns) as scratch:
-            _ask(scratch, ns, probes, asked, hits, "before")
+            assert scratch.retriever is not None
+            _ask(scratch.retriever, ns, probes, asked, hits, "before")
             for c in plan.clusters:
                 if c["namespace"] == ns and c["summary"]:
-                    found = scratch.backend.get_memories(ns, c["members"])
+                    found = scratch.core.store.get_memories(ns, c["members"])
                     scratch.core.apply(cluster_batch(core, plan.run_id, c,
                                                      plan.vectors[c["summary"]["id"]],
                                                      plan.now, found))
-            _ask(scratch, ns, probes, asked, hits, "after")
+            _ask(scratch.retriever, ns, probes, asked, hits, "after")
         asked += len(probes)
     out: dict[str, Any] = {"queries": asked, "members": len(sample), "probes": kinds,
                            "view": cfg.check_view, "max_loss": cfg.max_recall_loss}
@@ -75,15 +76,16 @@ def retrieval_check(core: Core, plan: Plan) -> dict[str, Any]:
     return out
 
 
-def _ask(mem: GraphMemory, ns: str, probes: Sequence[tuple[str, str, str]], first: int,
+def _ask(retriever: Retriever, ns: str, probes: Sequence[tuple[str, str, str]], first: int,
          hits: dict[tuple[str, str], set[int]], when: str) -> None:
-    """Ask every probe in both views; a hit adds the probe's number (``first`` + its
+    """Ask every probe in both views, as ``retrieve(q, namespace=ns)`` and with
+    ``strategy="comprehensive"`` do; a hit adds the probe's number (``first`` + its
     position) to ``hits[(view, when)]``."""
     for n, (member, _, text) in enumerate(probes, start=first):
         for view in VIEWS:
-            found = mem.retrieve(text, namespace=ns, limit=10, record_access=False,
-                                 strategy="comprehensive" if view == "comprehensive" else None)
-            if any(r.memory.id == member for r in found):
+            q = retriever.query(text, ns, limit=10, strategy=(
+                "comprehensive" if view == "comprehensive" else None))
+            if any(r.memory.id == member for r in retriever.retrieve(q, touch=False)):
                 hits[(view, when)].add(n)
 
 
@@ -137,31 +139,45 @@ def _rare_words(core: Core, ns: str, m: Memory, n: int = 4) -> list[str]:
 
 class _Scratch:
     """A throw-away embedded store holding a copy of one namespace (memories with their
-    vectors, and edges), with the same configuration, clock and embedder."""
+    vectors, and edges), with the same configuration, clock and embedder, and a retrieval
+    pipeline over it (``core``: the scratch's own)."""
 
     def __init__(self, core: Core, ns: str) -> None:
-        self.core, self.ns = core, ns
-        self.folder = ""
-        self.mem: GraphMemory | None = None
-
-    def __enter__(self) -> GraphMemory:
-        from graphmem.memory import GraphMemory
-
+        self.source, self.ns = core, ns
         self.folder = tempfile.mkdtemp(prefix="graphmem-check-")
-        self.mem = GraphMemory.open(self.folder, config=self.core.config,
-                                    clock=self.core.clock, embedder=self.core.embedder)
+        self.store: Any = None
+        self.retriever: Retriever | None = None
+
+    @property
+    def core(self) -> Core:
+        assert self.retriever is not None
+        return self.retriever.core
+
+    def __enter__(self) -> _Scratch:
+        from graphmem.engine.core import Core
+        from graphmem.engine.retrieval import Retriever
+        from graphmem.store import make_store
+
+        src = self.source
+        self.store = make_store(self.folder, src.config)
+        self.store.open()
         try:
-            for page in self.core.store.iter_memories(self.ns, embeddings=True):
-                self.mem.core.apply(WriteBatch(self.ns, memories=page))
-            for edges in self.core.store.iter_edges(self.ns):
-                self.mem.core.apply(WriteBatch(self.ns, edges=edges))
+            self.retriever = Retriever(Core(self.store, src.embedder, src.analyzer, src.config,
+                                            src.clock))
+            for page in src.store.iter_memories(self.ns, embeddings=True):
+                self.core.apply(WriteBatch(self.ns, memories=page))
+            for edges in src.store.iter_edges(self.ns):
+                self.core.apply(WriteBatch(self.ns, edges=edges))
         except BaseException:
             self.__exit__()
             raise
-        return self.mem
+        return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.mem is not None:
-            self.mem.close()
-            self.mem = None
+        if self.retriever is not None:
+            self.retriever.close()
+            self.retriever = None
+        if self.store is not None:
+            self.store.close()
+            self.store = None
         shutil.rmtree(self.folder, ignore_errors=True)
