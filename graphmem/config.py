@@ -193,7 +193,12 @@ class RetrievalWeights(_Frozen):
     tier: float = 0.1  # only with strategy="weighted"
     source: float = 0.6
     #: subtracted from an archived memory reached through its summary in the default view
-    archived: float = 1.0
+    #: (ADR 0059)
+    archived: float = 0.5
+    #: subtracted from a summary in the default view, where the members it stands for are
+    #: reached themselves: a summary that matched everything took the slots of the evidence
+    #: (ADR 0059)
+    summary: float = 1.0
     #: subtracted from a memory no longer valid (superseded, ``valid_until`` passed) unless
     #: ``as_of`` asks about another time: more than two candidates' z-scores apart (the
     #: README's two passwords are 2.7 apart); never above its successor (ADR 0059)

@@ -39,6 +39,7 @@ from graphmem.errors import ValidationError
 from graphmem.models import (
     TIER_ORDER,
     Candidate,
+    Kind,
     PathStep,
     RelationType,
     RetrievalResult,
@@ -427,6 +428,9 @@ class Retriever:
             if q.as_of is None and not m.valid_at(now):  # superseded or not yet valid
                 score -= w.invalid
                 terms_i["invalid"] = 1.0
+            if q.archived == "below" and m.kind is Kind.SUMMARY and w.summary:
+                score -= w.summary  # the default view: its members speak first (ADR 0059)
+                terms_i["summary"] = 1.0
             if i in lineage:  # an archived memory, reached through its summary
                 if q.archived == "below":  # the default view: below active peers (ADR 0059)
                     score -= w.archived
