@@ -15,7 +15,7 @@ import numpy as np
 
 from graphmem.consolidation import cluster as clustering
 from graphmem.consolidation import policy
-from graphmem.consolidation.summarise import KeyPhrases, summarise
+from graphmem.consolidation.summarise import ClusterMember, KeyPhrases, make_summariser
 from graphmem.models import (
     EdgeSource,
     Kind,
@@ -35,6 +35,8 @@ from graphmem.store.base import WriteBatch
 if TYPE_CHECKING:
     from graphmem.engine.core import Core
 
+#: why chit-chat ("Thanks!", "Bye!") leaves the active set with its session's digest
+SMALL_TALK = "small talk (fewer than 3 informative words)"
 #: a candidate no cluster took: why it stays as it is (the report counts and lists them)
 UNCLUSTERED = "in no cluster: HDBSCAN found no topic for it and no coherent group of " \
               "{n}+ memories formed within {days:g} days; it stays active"
@@ -114,6 +116,7 @@ class Planner:
         self.run_id, self.now = plan.run_id, plan.now
         self.store = core.store
         self.config = core.config.consolidation
+        self.summarise = make_summariser(self.config)
 
     def candidates(self, ns: str) -> list[Candidate]:
         cutoff = self.now - timedelta(days=self.config.age_days)
@@ -159,6 +162,16 @@ class Planner:
         held = {i for idx, d in decided if d.policy != "loose" for i in idx}
         archived = Counter(cands[i].tier for idx, d in decided for i in idx
                            if cands[i].id in d.archive)
+        for i, c in enumerate(cands):  # small talk carries nothing a summary could lose
+            if chat[i] and i not in held and c.due is None:
+                c.due = SMALL_TALK
+        grouped = {i for idx in self._digests(cands, held) for i in idx}
+        for i, c in enumerate(cands):
+            if c.due == SMALL_TALK:
+                if i in grouped:
+                    archived[c.tier] += 1
+                else:
+                    c.due = None  # alone in its session: it stays
         self._mark_over_capacity(cands, held, active, archived)
         digests = self._digests(cands, held)
         digested = {i for idx in digests for i in idx}
@@ -214,7 +227,8 @@ class Planner:
             "keep": decision.keep, "archive": decision.archive, "summary": None,
         }
         if decision.archive:
-            text = summarise([m.content for m in members], vecs, phrases, self.config, flags)
+            text = self.summarise([ClusterMember(m.content, m.vector, m.created_at, m.source, c)
+                                   for m, c in zip(members, flags, strict=True)], phrases)
             sid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{self.run_id}/{key}"))
             svec = self.core.embedder.embed([text])[0]
             if decision.policy != "digest":  # the summary must stand for what it archives
@@ -258,7 +272,7 @@ class Planner:
 
     def _digests(self, cands: list[Candidate], held: set[int]) -> list[list[int]]:
         """Memories that must leave (past the glacial TTL, or their tier over capacity) and
-        that no coherent cluster holds: grouped by their session (episode), split by the
+        small talk, that no coherent cluster holds: grouped by their session (episode), split by the
         time window, so a digest summary can stand for them (nothing leaves retrieval
         without a trace). Groups of at least two."""
         by_session: dict[str, list[int]] = {}

@@ -249,6 +249,9 @@ class RetrievalConfig(_Frozen):
     #: the default view reaches archived memories through the summaries that stand for them,
     #: below active ones by ``weights.archived`` (ADR 0059); off: active memories only
     reach_archived: bool = True
+    #: where archived members are reached, at most this many summaries keep their places
+    #: among the results; the others follow every other result (ADR 0059)
+    summaries_shown: int = Field(default=1, ge=0)
     #: share of a FOLLOWS neighbour's fused relevance added to a memory (context smoothing)
     follows_share: float = Field(default=0.2, ge=0, le=1)
     edge_weights: dict[RelationType, float] = Field(

@@ -428,8 +428,8 @@ class Retriever:
             if q.as_of is None and not m.valid_at(now):  # superseded or not yet valid
                 score -= w.invalid
                 terms_i["invalid"] = 1.0
-            if q.archived == "below" and m.kind is Kind.SUMMARY and w.summary:
-                score -= w.summary  # the default view: its members speak first (ADR 0059)
+            if q.archived != "hidden" and m.kind is Kind.SUMMARY and w.summary:
+                score -= w.summary  # its members are reached: they speak first (ADR 0059)
                 terms_i["summary"] = 1.0
             if i in lineage:  # an archived memory, reached through its summary
                 if q.archived == "below":  # the default view: below active peers (ADR 0059)
@@ -445,6 +445,8 @@ class Retriever:
             self._below_successors(ns, results)
         # 5. order (the caller cuts, reads the cut whole, flags and records access)
         results.sort(key=lambda r: -r.score)
+        if q.archived != "hidden":
+            return _few_summaries(results, rc.summaries_shown)
         return results
 
     def _below_successors(self, ns: str, results: list[_Ranked]) -> None:
@@ -608,6 +610,21 @@ class Retriever:
             if others:
                 r.disputed = True
                 r.disputed_by = tuple(sorted(others))
+
+
+def _few_summaries(results: list[_Ranked], shown: int) -> list[_Ranked]:
+    """Where the members of summaries are reached themselves, the best ``shown`` summaries
+    keep their places and the others follow every other result (ADR 0059): an overview
+    still answers, and a run's summaries no longer fill the places of what they stand for."""
+    head: list[_Ranked] = []
+    rest: list[_Ranked] = []
+    for r in results:
+        if r.candidate.kind is Kind.SUMMARY and shown <= 0:
+            rest.append(r)
+            continue
+        shown -= r.candidate.kind is Kind.SUMMARY
+        head.append(r)
+    return head + rest
 
 
 def _bound(concurrency: int | None, cpu_bound: bool) -> int:
