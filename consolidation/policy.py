@@ -96,8 +96,8 @@ def decide(members: Sequence[Member], vectors: np.ndarray, coherence: float,
                      "summary stands for it; nothing is archived", coherence,
                      keep=[m.id for m in members], centrality=central)
         for i in ranked:
-            lead = (f"top {config.loose_top} by importance {members[i].importance:.2f}; "
-                    if i in named else "")
+            lead = (f"top {config.loose_top} by importance ({members[i].importance:.2f}), "
+                    f"then centrality ({cent[i]:.2f}); " if i in named else "")
             d.why[members[i].id] = ("kept", f"{lead}a loose cluster archives nothing")
         return d
     ranked = sorted(order, key=lambda i: (members[i].chit_chat, -cent[i],
