@@ -1,0 +1,118 @@
+"""Summaries of a cluster, behind one small protocol (``Summariser``): extractive and
+deterministic by default, an OpenAI-compatible endpoint only when configured (never in the
+default path or in tests).
+
+The extractive summary reads, for a maintainer who sees it once::
+
+    Caroline and Melanie, 8-12 May 2023, 17 memories about adoption agencies, LGBTQ support
+    group: Caroline: I went to a LGBTQ support group yesterday and it was so powerful.
+    Melanie: ... (names: Oscar; places: Sweden; dates: 7 May 2023; numbers: 3 kids)
+
+- who (the members' speakers / sources), when (the members' event-time span), how many;
+- key phrases: noun phrases ranked by TF-IDF against the run's background (``KeyPhrases``);
+- 2-5 member sentences chosen by maximal marginal relevance over the members' sentences
+  (relevance: half the member's cosine to the cluster centroid, half the sentence's TF-IDF
+  cosine to the cluster's distinctive words, +-0.05 for a stated event or fact / a reaction;
+  redundancy: the highest similarity to a sentence already chosen), shown in time order;
+  greetings, thanks, praise, small talk and questions are never chosen (an opening "Hey
+  Mel," is cut off the sentence it opens);
+- names, places, dates and numbers the cluster's informative sentences mention
+  (capitalised words not at a sentence start, place prepositions, month names / years /
+  relative dates resolved against the member's event time, digits with their unit).
+
+No model, no network, no randomness: the same members give the same text.
+
+The modules, by what they hold: ``protocol`` (``ClusterMember``, ``Summariser``), ``words``
+(the word lists and the tokenizer), ``sentences`` (splitting, greetings, judging chit-chat),
+``phrases`` (``KeyPhrases``), ``facts`` (names, places, dates, numbers, the time span),
+``mmr`` (choosing the sentences), ``layout`` (the bounded text, ``Summary``),
+``extractive_summariser`` (``ExtractiveSummariser``) and ``llm`` (``OpenAISummariser``);
+this package chooses between the last two (``make_summariser``) and keeps the entry points
+for callers that know members only by text and vector (``summarise``, ``extractive``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from graphmem.config import ConsolidationConfig
+from graphmem.consolidation.summarise.extractive_summariser import ExtractiveSummariser
+from graphmem.consolidation.summarise.facts import Facts, extract_facts, time_span
+from graphmem.consolidation.summarise.layout import Summary
+from graphmem.consolidation.summarise.llm import OpenAISummariser, openai_summary
+from graphmem.consolidation.summarise.mmr import (
+    LAMBDA,
+    MAX_SENTENCES,
+    MIN_SENTENCES,
+    W_CENTRALITY,
+)
+from graphmem.consolidation.summarise.phrases import KeyPhrases
+from graphmem.consolidation.summarise.protocol import ClusterMember, Summariser
+from graphmem.consolidation.summarise.sentences import (
+    Sentence,
+    is_greeting,
+    speaker_and_body,
+    split_sentences,
+    strip_opening,
+)
+from graphmem.consolidation.summarise.words import COMMON_VERBS, FILLER_WORDS, PHRASE_STOP
+
+__all__ = [
+    "COMMON_VERBS",
+    "FILLER_WORDS",
+    "LAMBDA",
+    "MAX_SENTENCES",
+    "MIN_SENTENCES",
+    "PHRASE_STOP",
+    "W_CENTRALITY",
+    "ClusterMember",
+    "ExtractiveSummariser",
+    "Facts",
+    "KeyPhrases",
+    "OpenAISummariser",
+    "Sentence",
+    "Summariser",
+    "Summary",
+    "extract_facts",
+    "extractive",
+    "is_greeting",
+    "make_summariser",
+    "openai_summary",
+    "speaker_and_body",
+    "split_sentences",
+    "strip_opening",
+    "summarise",
+    "time_span",
+]
+
+
+def make_summariser(config: ConsolidationConfig) -> Summariser:
+    """The extractive summariser, or the OpenAI-compatible one when config.summariser ==
+    "openai"."""
+    if config.summariser == "openai":
+        return OpenAISummariser(config)
+    return ExtractiveSummariser(config)
+
+
+# -- the old entry points (until the callers pass ClusterMembers) -----------------------------
+def _members(texts: Sequence[str], vectors: np.ndarray,
+             chit_chat: Sequence[bool] | None) -> list[ClusterMember]:
+    flags = list(chit_chat) if chit_chat is not None else [False] * len(texts)
+    return [ClusterMember(t, np.asarray(v), None, None, c)
+            for t, v, c in zip(texts, vectors, flags, strict=True)]
+
+
+def extractive(texts: Sequence[str], vectors: np.ndarray, phrases: KeyPhrases,
+               config: ConsolidationConfig, chit_chat: Sequence[bool] | None = None) -> str:
+    """The extractive summary of members known only by text and vector (no time span;
+    speakers from "Name: " labels)."""
+    return ExtractiveSummariser(config)(_members(texts, vectors, chit_chat), phrases)
+
+
+def summarise(texts: Sequence[str], vectors: np.ndarray, phrases: KeyPhrases,
+              config: ConsolidationConfig, chit_chat: Sequence[bool] | None = None) -> str:
+    """``make_summariser(config)`` on members known only by text and vector; callers that
+    know the members' times and sources should build ``ClusterMember``s instead."""
+    return make_summariser(config)(_members(texts, vectors, chit_chat), phrases)
