@@ -13,7 +13,7 @@ from datetime import UTC
 import numpy as np
 
 from graphmem.config import ConsolidationConfig
-from graphmem.consolidation.summarise.facts import extract_facts, time_span
+from graphmem.consolidation.summarise.facts import find_mentions, gather_facts, time_span
 from graphmem.consolidation.summarise.layout import Summary, fit
 from graphmem.consolidation.summarise.mmr import MIN_SENTENCES, select
 from graphmem.consolidation.summarise.phrases import KeyPhrases
@@ -48,7 +48,7 @@ class ExtractiveSummariser:
 
     def __init__(self, config: ConsolidationConfig) -> None:
         self.config = config
-        self.analyzer = Analyzer()
+        self.analyzer = Analyzer()  # for ``sentences``; ``compose`` uses the run's
 
     def __call__(self, members: Sequence[ClusterMember], phrases: KeyPhrases) -> str:
         return self.compose(members, phrases).text
@@ -64,7 +64,10 @@ class ExtractiveSummariser:
         order = sorted(range(len(members)), key=lambda i: _member_key(members[i]))
         members = [members[i] for i in order]  # the output never depends on the input order
         speakers = _speakers(members)
-        sentences = self.sentences(members, speakers)
+        # the run's analyser: the same stems as a new one, already memoised for every word
+        # of the run's candidates (stemming is most of a cold analyser's time)
+        analyzer = phrases.analyzer
+        sentences = judge_sentences(members, speakers, analyzer)
         pool = [s for s in sentences if not s.chit_chat and not s.question]
         small_talk = not pool
         if len(pool) < MIN_SENTENCES:  # little but small talk: its most informative
@@ -74,10 +77,14 @@ class ExtractiveSummariser:
         ranked = phrases.ranked(texts) if cfg.key_phrases and not small_talk else []
         times = [m.created_at for m in members if m.created_at is not None]
         span = time_span(times) if times else None
-        picks = select(members, pool, phrases, [p.lower() for p, _ in ranked[:10]], speakers,
-                       self.analyzer)
-        facts = extract_facts([(s.text, members[s.member].created_at) for s in
-                               sentences if not s.chit_chat], speakers)
+        # what the informative and the pooled sentences mention, found once for both uses
+        known = [s.lower() for s in speakers]
+        wanted = [s for s in sentences if not s.chit_chat] + [s for s in pool if s.chit_chat]
+        found = {(s.member, s.position): find_mentions(s.text, members[s.member].created_at,
+                                                       known) for s in wanted}
+        picks = select(members, pool, phrases, [p.lower() for p, _ in ranked[:10]], found,
+                       analyzer)
+        facts = gather_facts(found[s.member, s.position] for s in sentences if not s.chit_chat)
         return fit(cfg, members, speakers, span, [p for p, _ in ranked], picks, facts,
                    small_talk)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -120,80 +120,120 @@ def extract_facts(sentences: Sequence[tuple[str, datetime | None]],
     relative dates resolved against the event time) and numbers (with the word that follows,
     "3 kids") in ``sentences``, most mentioned first (ties: first seen). Speakers and their
     short forms ("Mel" for Melanie) are not names."""
+    known = [s.lower() for s in speakers]
+    return gather_facts([find_mentions(sentence, when, known) for sentence, when in sentences])
+
+
+@dataclass(frozen=True)
+class Mentions:
+    """What one sentence mentions, in the order it says it: names (each with whether a place
+    word comes before it: "in", "at", "went to" ...), dates (with a key to put them in time
+    order) and numbers. ``gather_facts`` counts them over a cluster's sentences.
+
+    Example:
+        >>> m = find_mentions("We moved to Sweden with Oscar in 2019.", None, ["caroline"])
+        >>> m.names, m.dates, bool(m)
+        ([('Sweden', True), ('Oscar', False)], [((2019, 0, 0), '2019')], True)
+    """
+
+    names: list[tuple[str, bool]]
+    dates: list[tuple[tuple[int, int, int], str]]
+    numbers: list[str]
+
+    def __bool__(self) -> bool:
+        return bool(self.names or self.dates or self.numbers)
+
+
+def find_mentions(sentence: str, when: datetime | None, known: Sequence[str]) -> Mentions:
+    """The names, dates and numbers of one sentence (see ``extract_facts``); ``known``: the
+    speakers, lowercase."""
+    names: list[tuple[str, bool]] = []
+    dates: list[tuple[tuple[int, int, int], str]] = []
+    numbers: list[str] = []
+    date_spans: list[tuple[int, int]] = []
+    for m in _DATE_ABSOLUTE.finditer(sentence):
+        g = m.groups()
+        if g[0]:
+            text = f"{int(g[0])} {g[1]}" + (f" {g[2]}" if g[2] else "")
+        elif g[3]:
+            text = f"{int(g[4])} {g[3]}" + (f" {g[5]}" if g[5] else "")
+        elif g[6]:
+            text = g[6] + (f" {g[7]}" if g[7] else "")
+        elif g[8]:
+            if m.start() == 0:
+                continue  # a month name opening a sentence: likely "May I ..."
+            text = g[8] + (f" {g[9]}" if g[9] else "")
+        else:
+            text = g[10]
+        date_spans.append(m.span())
+        dates.append((_date_key(text, when), text))
+    for m in _DATE_RELATIVE.finditer(sentence):
+        resolved = _relative(m.group(1), when)
+        if resolved:
+            dates.append((_date_key(resolved, when), resolved))
+        date_spans.append(m.span())
+    for m in _NUMBER.finditer(sentence):
+        if any(a <= m.start() < b for a, b in date_spans):
+            continue
+        if m.group(1):
+            unit = m.group(2) or ""
+            if unit and not _stop(unit):
+                numbers.append(f"{m.group(1)} {unit}")  # "3 kids"
+            elif m.group(1)[0] in "$€£" or m.group(1)[-1] in "%kK":
+                numbers.append(m.group(1))  # "$300", "5K"; a bare "3" says nothing
+        else:
+            numbers.append(f"{m.group(3).lower()} {m.group(4)}")
+    toks = [(k, t, mm.start()) for mm in _TOKEN.finditer(sentence)
+            for k, t in [(mm.lastgroup or "p", mm.group())]]
+    i = 0
+    while i < len(toks):
+        kind, tok, _ = toks[i]
+        at_start = i == 0
+        if kind != "w" or not tok[:1].isupper() or at_start or _base(tok) in _NOT_NAME \
+                or any(a <= toks[i][2] < b for a, b in date_spans):
+            i += 1
+            continue
+        j, run = i, []
+        while j < len(toks) and toks[j][0] == "w" and toks[j][1][:1].isupper() \
+                and _base(toks[j][1]) not in _NOT_NAME:
+            run.append(toks[j][1][:-2] if toks[j][1].lower().endswith(("'s", "\u2019s"))
+                       else toks[j][1])
+            j += 1
+            if run[-1] != toks[j - 1][1]:  # a possessive closes the name ...
+                if j < len(toks) and toks[j][0] == "w" and toks[j][1][:1].isupper():
+                    run[-1] = toks[j - 1][1]  # ... unless a title goes on: "Charlotte's Web"
+                    continue
+                break
+        name = " ".join(run)
+        low = name.lower()
+        prev = toks[i - 1][1].lower() if i > 0 else ""
+        prev2 = toks[i - 2][1].lower() if i > 1 else ""
+        is_speaker = any(low == s or (len(low) >= 3 and s.startswith(low))
+                         or s == low.split()[0] for s in known)
+        if not is_speaker and (len(name) > 2 or name.isupper()) and \
+                not (len(run) == 1 and _stop(name)):
+            names.append((name, prev in _PLACE_BEFORE or (prev == "to" and prev2 in _MOTION)))
+        i = max(j, i + 1)
+    return Mentions(names, dates, numbers)
+
+
+def gather_facts(found: Iterable[Mentions]) -> Facts:
+    """Facts of the sentences that mention ``found``: names by how many times they are
+    mentioned (ties: first seen), a name mentioned after a place word at least half the
+    times a place, dates in time order, numbers as first seen; no repeats."""
     names: Counter[str] = Counter()
     place_votes: Counter[str] = Counter()
     first: dict[str, int] = {}
     dates: list[tuple[tuple[int, int, int], str]] = []
     numbers: list[str] = []
-    known = [s.lower() for s in speakers]
-    for sentence, when in sentences:
-        date_spans: list[tuple[int, int]] = []
-        for m in _DATE_ABSOLUTE.finditer(sentence):
-            g = m.groups()
-            if g[0]:
-                text = f"{int(g[0])} {g[1]}" + (f" {g[2]}" if g[2] else "")
-            elif g[3]:
-                text = f"{int(g[4])} {g[3]}" + (f" {g[5]}" if g[5] else "")
-            elif g[6]:
-                text = g[6] + (f" {g[7]}" if g[7] else "")
-            elif g[8]:
-                if m.start() == 0:
-                    continue  # a month name opening a sentence: likely "May I ..."
-                text = g[8] + (f" {g[9]}" if g[9] else "")
-            else:
-                text = g[10]
-            date_spans.append(m.span())
-            dates.append((_date_key(text, when), text))
-        for m in _DATE_RELATIVE.finditer(sentence):
-            resolved = _relative(m.group(1), when)
-            if resolved:
-                dates.append((_date_key(resolved, when), resolved))
-            date_spans.append(m.span())
-        for m in _NUMBER.finditer(sentence):
-            if any(a <= m.start() < b for a, b in date_spans):
-                continue
-            if m.group(1):
-                unit = m.group(2) or ""
-                if unit and not _stop(unit):
-                    numbers.append(f"{m.group(1)} {unit}")  # "3 kids"
-                elif m.group(1)[0] in "$€£" or m.group(1)[-1] in "%kK":
-                    numbers.append(m.group(1))  # "$300", "5K"; a bare "3" says nothing
-            else:
-                numbers.append(f"{m.group(3).lower()} {m.group(4)}")
-        toks = [(k, t, mm.start()) for mm in _TOKEN.finditer(sentence)
-                for k, t in [(mm.lastgroup or "p", mm.group())]]
-        i = 0
-        while i < len(toks):
-            kind, tok, _ = toks[i]
-            at_start = i == 0
-            if kind != "w" or not tok[:1].isupper() or at_start or _base(tok) in _NOT_NAME \
-                    or any(a <= toks[i][2] < b for a, b in date_spans):
-                i += 1
-                continue
-            j, run = i, []
-            while j < len(toks) and toks[j][0] == "w" and toks[j][1][:1].isupper() \
-                    and _base(toks[j][1]) not in _NOT_NAME:
-                run.append(toks[j][1][:-2] if toks[j][1].lower().endswith(("'s", "\u2019s"))
-                           else toks[j][1])
-                j += 1
-                if run[-1] != toks[j - 1][1]:  # a possessive closes the name ...
-                    if j < len(toks) and toks[j][0] == "w" and toks[j][1][:1].isupper():
-                        run[-1] = toks[j - 1][1]  # ... unless a title goes on: "Charlotte's Web"
-                        continue
-                    break
-            name = " ".join(run)
-            low = name.lower()
-            prev = toks[i - 1][1].lower() if i > 0 else ""
-            prev2 = toks[i - 2][1].lower() if i > 1 else ""
-            is_speaker = any(low == s or (len(low) >= 3 and s.startswith(low))
-                             or s == low.split()[0] for s in known)
-            if not is_speaker and (len(name) > 2 or name.isupper()) and \
-                    not (len(run) == 1 and _stop(name)):
-                names[name] += 1
-                first.setdefault(name, len(first))
-                if prev in _PLACE_BEFORE or (prev == "to" and prev2 in _MOTION):
-                    place_votes[name] += 1
-            i = max(j, i + 1)
+    for m in found:
+        for name, place in m.names:
+            names[name] += 1
+            first.setdefault(name, len(first))
+            if place:
+                place_votes[name] += 1
+        dates.extend(m.dates)
+        numbers.extend(m.numbers)
     ordered = sorted(names, key=lambda n: (-names[n], first[n]))
     places = [n for n in ordered if place_votes[n] * 2 >= names[n]]
     return Facts(names=[n for n in ordered if n not in places], places=places,

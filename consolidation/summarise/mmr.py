@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from graphmem.consolidation.summarise.facts import extract_facts
+from graphmem.consolidation.summarise.facts import Mentions
 from graphmem.consolidation.summarise.phrases import KeyPhrases
 from graphmem.consolidation.summarise.protocol import ClusterMember
 from graphmem.consolidation.summarise.sentences import Sentence
@@ -42,9 +42,11 @@ _SECOND_PERSON_OPENING = re.compile(
 
 
 def select(members: Sequence[ClusterMember], pool: Sequence[Sentence], phrases: KeyPhrases,
-           key: Sequence[str], speakers: Sequence[str], analyzer: Analyzer) -> list[Sentence]:
+           key: Sequence[str], found: Mapping[tuple[int, int], Mentions], analyzer: Analyzer
+           ) -> list[Sentence]:
     """Sentences in order of maximal marginal relevance (at most ``MAX_SENTENCES`` x 3,
-    so the budget can skip long ones)."""
+    so the budget can skip long ones). ``found``: what each sentence of ``pool`` mentions,
+    by (member, position)."""
     if not pool:
         return []
     vecs = np.stack([np.asarray(m.vector, dtype=np.float64) for m in members])
@@ -78,8 +80,7 @@ def select(members: Sequence[ClusterMember], pool: Sequence[Sentence], phrases: 
             rel += 0.05  # something happened, is planned, was made
         if _EVALUATION.search(s.text) or s.text.endswith("!"):
             rel -= 0.05  # "so special", "such a blast", an exclamation
-        f = extract_facts([(s.text, members[s.member].created_at)], speakers)
-        if f.names or f.places or f.dates or f.numbers:
+        if found[s.member, s.position]:  # a name, a place, a date or a number
             rel += 0.05
         low = s.text.lower()
         rel += 0.05 * min(2, sum(1 for p in key if p in low))
@@ -90,20 +91,29 @@ def select(members: Sequence[ClusterMember], pool: Sequence[Sentence], phrases: 
     chosen: list[int] = []
     left = list(range(len(pool)))
     seen: set[str] = set()
-    while left and len(chosen) < MAX_SENTENCES * 3:
-        def gain(i: int) -> float:
-            overlap = max((0.5 * float(member_sims[pool[i].member, pool[j].member])
-                           + 0.5 * _cosine(tfidf[i], tfidf[j]) for j in chosen),
-                          default=0.0)
-            return LAMBDA * relevance[i] - (1 - LAMBDA) * overlap
+    # redundancy: each sentence's highest similarity to one already chosen (None before the
+    # first), brought up to date as each is chosen, in the order they are (the same max as
+    # over all of them each round); and the TF-IDF cosines (sentence, chosen one) behind it
+    overlap: list[float | None] = [None] * len(pool)
+    cosines: dict[tuple[int, int], float] = {}
 
+    def gain(i: int) -> float:
+        o = overlap[i]
+        return LAMBDA * relevance[i] - (1 - LAMBDA) * (0.0 if o is None else o)
+
+    while left and len(chosen) < MAX_SENTENCES * 3:
         best = max(left, key=lambda i: (round(gain(i), 9), -i))
         left.remove(best)
         text = pool[best].text.lower()
-        if text in seen or any(_cosine(tfidf[best], tfidf[j]) > 0.85 for j in chosen):
+        if text in seen or any(cosines[best, j] > 0.85 for j in chosen):
             continue  # the same sentence again, or nearly ("report 0 1", "report 0 2")
         seen.add(text)
         chosen.append(best)
+        for i in left:
+            c = cosines[i, best] = _cosine(tfidf[i], tfidf[best])
+            sim = 0.5 * float(member_sims[pool[i].member, pool[best].member]) + 0.5 * c
+            o = overlap[i]
+            overlap[i] = sim if o is None else max(o, sim)
     return [pool[i] for i in chosen]
 
 

@@ -52,6 +52,7 @@ class KeyPhrases:
         self.modifiers: Counter[str] = Counter()  # inside one
         self.predicates: Counter[str] = Counter()  # after "I", "to", "will", "is", "so" ...
         self.notes: Counter[str] = Counter()  # in a text without determiners
+        self._stems: dict[str, str] = {}  # word -> its first term (``_stem``)
         bodies = [speaker_and_body(t)[1] for t in background]
         for body in bodies:
             self._learn(body)
@@ -170,13 +171,15 @@ class KeyPhrases:
         # phrases held by two members or more come first
         shared = 2 if len(texts) >= 4 else 1
         out: list[tuple[str, float]] = []
+        out_stems: list[list[str]] = []  # the words of the phrases in out, stemmed
         for p in sorted(weights, key=lambda q: (holders[q] < shared, -weights[q],
                                                 -len(q.split()), q)):
             words = [self._stem(w) for w in p.split()]  # "dance", "dances", "dancing": one
-            if any(_overlap(words, [self._stem(w) for w in o.lower().split()]) for o, _ in out):
+            if any(_overlap(words, o) for o in out_stems):
                 continue
             shown = sorted(surface[p].items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
             out.append((shown, weights[p]))
+            out_stems.append([self._stem(w) for w in shown.lower().split()])
         return out
 
     def top(self, texts: Sequence[str], n: int) -> list[str]:
@@ -185,7 +188,10 @@ class KeyPhrases:
         return [p for p, _ in self.ranked(texts)[:n]]
 
     def _stem(self, word: str) -> str:
-        return next(iter(self.analyzer.terms(word)), word)
+        stem = self._stems.get(word)
+        if stem is None:
+            stem = self._stems[word] = next(iter(self.analyzer.terms(word)), word)
+        return stem
 
     def _chit_chat(self, sentence: str) -> bool:
         terms = [t for t in self.analyzer.terms(sentence)
