@@ -16,6 +16,7 @@ import numpy as np
 from graphmem.consolidation import cluster as clustering
 from graphmem.consolidation import policy
 from graphmem.consolidation.summarise import ClusterMember, KeyPhrases, make_summariser
+from graphmem.consolidation.summarise.sentences import small_talk
 from graphmem.models import (
     EdgeSource,
     Kind,
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from graphmem.engine.core import Core
 
 #: why chit-chat ("Thanks!", "Bye!") leaves the active set with its session's digest
-SMALL_TALK = "small talk (fewer than 3 informative words)"
+SMALL_TALK = "small talk (greetings and reactions, no sentence with 3 content words)"
 #: a candidate no cluster took: why it stays as it is (the report counts and lists them)
 UNCLUSTERED = "in no cluster: HDBSCAN found no topic for it and no coherent group of " \
               "{n}+ memories formed within {days:g} days; it stays active"
@@ -153,7 +154,9 @@ class Planner:
                                      min_samples=cfg.min_samples, window=window,
                                      whole_coherence=cfg.coherence, coherent=cfg.coherence)
         phrases = KeyPhrases([c.content for c in cands])
-        chat = [is_chit_chat(self.core.analyzer, c.content) for c in cands]
+        chat = small_talk([ClusterMember(c.content, c.vector, c.created_at, c.source,
+                                         is_chit_chat(self.core.analyzer, c.content))
+                           for c in cands], self.core.analyzer)
         decided: list[tuple[list[int], policy.Decision]] = []
         for idx in groups:
             decided.append((idx, policy.decide(self._members(cands, chat, idx), vectors[idx],
@@ -233,7 +236,8 @@ class Planner:
             svec = self.core.embedder.embed([text])[0]
             if decision.policy != "digest":  # the summary must stand for what it archives
                 policy.keep_uncovered(decision, [m.id for m in members], vecs @ svec,
-                                      self.config.summary_cover)
+                                      self.config.summary_cover,
+                                      {m.id for m, c in zip(members, flags, strict=True) if c})
                 entry["keep"], entry["archive"] = decision.keep, decision.archive
             if decision.archive:
                 top = max(m.importance for m in members)

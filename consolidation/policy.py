@@ -16,7 +16,7 @@ Chit-chat ("Thanks!") never survives while an informative member could.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -144,12 +144,13 @@ def digest(members: Sequence[Member], vectors: np.ndarray, coherence: float) -> 
 
 
 def keep_uncovered(d: Decision, ids: Sequence[str], similarity: np.ndarray,
-                   threshold: float) -> None:
+                   threshold: float, small_talk: Collection[str] = ()) -> None:
     """A summary stands only for the members it resembles: a member whose cosine to the
-    summary is below ``threshold`` stays active instead of being archived."""
+    summary is below ``threshold`` stays active instead of being archived - unless it is
+    small talk, which no summary needs to resemble (ADR 0059)."""
     sims = dict(zip(ids, (float(x) for x in similarity), strict=True))
     for mid in list(d.archive):
-        if sims[mid] < threshold:
+        if sims[mid] < threshold and mid not in small_talk:
             d.archive.remove(mid)
             d.keep.append(mid)
             d.why[mid] = ("kept", f"the summary does not cover it (cosine {sims[mid]:.2f} < "

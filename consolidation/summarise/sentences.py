@@ -134,3 +134,25 @@ def judge_sentences(members: Sequence[ClusterMember], speakers: Sequence[str],
             out.append(Sentence(i, k, speaker, s, s.rstrip("\"')").endswith("?"), chat,
                                 small))
     return out
+
+
+def small_talk(members: Sequence[ClusterMember], analyzer: Analyzer) -> list[bool]:
+    """Per member: every sentence of it is a greeting or a reaction, or has fewer than three
+    informative terms (``is_chit_chat``), so a summary loses nothing without it (ADR 0059).
+    A member that shows an image, or has no sentence, is not small talk.
+
+    >>> import numpy as np
+    >>> from graphmem.consolidation.summarise.protocol import ClusterMember
+    >>> hey = ClusterMember("Gina: Hey Jon! Good to see you. What's up? Anything new?",
+    ...                     np.ones(3), None, "Gina")
+    >>> job = ClusterMember("Jon: Hey Gina! Lost my job as a banker yesterday.", np.ones(3),
+    ...                     None, "Jon")
+    >>> small_talk([hey, job], Analyzer())
+    [True, False]
+    """
+    out = []
+    for m in members:
+        sentences = [strip_opening(x) for x in split_sentences(speaker_and_body(m.content)[1])]
+        out.append(bool(sentences) and not _CAPTION.search(m.content) and all(
+            is_greeting(x) or is_chit_chat(analyzer, x) for x in sentences))
+    return out
