@@ -29,6 +29,9 @@
     popularity: "how often it has been used",
     tier: "the weight of its tier",
     source: "the query names its source (speaker or agent)",
+    archived: "archived by a consolidation: reached through its summary, ranked a little lower",
+    summary: "a summary: it ranks after the memories it stands for",
+    invalid: "no longer valid (superseded, or its validity ended): ranked lower",
   };
   const state = {who: null, ns: null, cy: null};
   window.graphmemViewer = state;  // the browser tests read the graph from here
