@@ -158,3 +158,38 @@ def test_the_report_shows_both_views_every_candidate_and_ages_since_stored(
         for text in (md, html):
             assert "default view" in text and "comprehensive view" in text
             assert "in no cluster" in text
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo data not beside the project")
+def test_the_lifecycle_bench_asks_with_the_default_call(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """``graphmem bench lifecycle`` reports ``default_r10``: every question asked with the
+    default call (no strategy, no include_archived) after the simulated months."""
+    from graphmem.bench import lifecycle
+    from graphmem.bench.locomo import conversations
+
+    conv = conversations(LOCOMO, ["30"])[0]
+    first = {t["session_id"] for t in conv.turns[:60]}
+    conv.turns = [t for t in conv.turns if t["session_id"] in first]
+    ids = {t["dia_id"] for t in conv.turns}
+    conv.questions = [q for q in conv.questions if set(q["evidence"]) <= ids][:12]
+    asked: list[dict[str, Any]] = []
+    real = GraphMemory.retrieve
+
+    def spy(self: GraphMemory, query: str, **kw: Any) -> Any:
+        if query in {q["question"] for q in conv.questions}:
+            asked.append(kw)
+        return real(self, query, **kw)
+
+    monkeypatch.setattr(GraphMemory, "retrieve", spy)
+    res = lifecycle.run_conversation(conv, FakeEmbedder())
+    row = res.to_dict()
+    assert 0.0 < row["default_r10"] <= 1.0 and "strict_r10" in row
+    plain = [kw for kw in asked if "strategy" not in kw and "include_archived" not in kw]
+    assert len(plain) == 2 * len(conv.questions)  # the static store's, and the default call
+    table = lifecycle.table({"overall": {**row, "questions": res.questions,
+                                         "default_vs_static": 1.0, "strict_vs_static": 1.0,
+                                         "lineage_vs_static": 1.0, "evidence_archived": 0,
+                                         "fast_first": row["fast_first"]},
+                             "conversations": {"conv-30": row}})
+    assert "default R@10" in table
