@@ -149,6 +149,18 @@ class ConflictError(GraphMemError):
     http_status = 409
 
 
+class DuplicateError(ConflictError):
+    """The database refused a create: a memory with this id, or an active memory with this
+    content, exists already - written by another process meanwhile (issue 45). The writer
+    answers it: a taken explicit id is a 409, a twin becomes a reinforcement.
+
+    Example:
+        >>> exc = DuplicateError("unique constraint violation on node of type Memory")
+        >>> isinstance(exc, ConflictError), exc.http_status
+        (True, 409)
+    """
+
+
 class StoreError(GraphMemError):
     """The storage backend failed; the operation did not take effect.
 

@@ -14,10 +14,16 @@
 //          Keyword statistics follow the deletes and upserts (ADR 0016): document counts
 //          and lengths per field on (:GraphmemKeywordStats), document frequencies per term
 //          on (:GraphmemTerm), from each memory's term lists before and after the batch.
+//          New memories (p.new) are CREATEd first: the (namespace, id) and the
+//          (namespace, dedupe_key) uniqueness constraints refuse an id that exists and an
+//          active twin written meanwhile by another process, and the whole statement with
+//          them (issue 45). dedupe_key, the content hash of a memory created active, leaves
+//          when the memory stops being active or its content changes; it never returns.
 // parameters: namespace (string); delete_edges (list of {source_id, target_id, type});
-//             delete_ids (list of string); memories (list of {id, seq, props (map of scalar
-//             properties), embedding (list|null), vec_hash (string|null),
-//             context_embedding (list|null), ctx_hash (string|null)});
+//             delete_ids (list of string); memories (list of {id, seq, new (bool),
+//             dedupe_key (string|null), props (map of scalar properties), embedding
+//             (list|null), vec_hash (string|null), context_embedding (list|null),
+//             ctx_hash (string|null)});
 //             causes (list), references (list), similar_to (list), contradicts (list),
 //             summarizes (list), follows (list): the edges to upsert by type, each
 //             {source_id, target_id, score, created_at, source};
@@ -55,6 +61,10 @@ MATCH (t:GraphmemTransition {namespace: $namespace, memory_id: did})
 WHERE t.detail IS NOT NULL
 SET t.detail = null
 WITH count(*) AS details_dropped
+UNWIND [p IN $memories WHERE p.new] AS p
+CREATE (m:Memory {namespace: $namespace, id: p.id, seq: p.seq})
+SET m.dedupe_key = p.dedupe_key
+WITH count(*) AS memories_created
 UNWIND $memories AS p
 MERGE (m:Memory {namespace: $namespace, id: p.id})
 ON CREATE SET m.seq = p.seq
@@ -65,6 +75,9 @@ OPTIONAL MATCH (cv:ContentVector {namespace: $namespace, id: p.id, hash: p.vec_h
 WITH m, p, old_vec, old_ctx, okw, octx, okl, ocl, count(cv) AS have_vec
 OPTIONAL MATCH (xv:ContextVector {namespace: $namespace, id: p.id, hash: p.ctx_hash})
 WITH m, p, old_vec, old_ctx, okw, octx, okl, ocl, have_vec, count(xv) AS have_ctx
+SET m.dedupe_key = CASE WHEN p.props.status <> 'active'
+                             OR m.content_hash <> p.props.content_hash THEN null
+                        ELSE m.dedupe_key END
 SET m += p.props
 FOREACH (_ IN CASE WHEN p.embedding IS NOT NULL AND have_vec = 0
                     AND (old_vec IS NULL OR old_vec <> p.vec_hash) THEN [1] ELSE [] END |
@@ -97,6 +110,7 @@ WITH count(*) AS written_terms_counted
 UNWIND $patches AS p
 MATCH (m:Memory {namespace: $namespace, id: p.id})
 SET m += p.props
+SET m.dedupe_key = CASE WHEN m.status <> 'active' THEN null ELSE m.dedupe_key END
 WITH count(*) AS memories_patched
 UNWIND $causes AS e
 MATCH (a:Memory {namespace: $namespace, id: e.source_id}), (b:Memory {namespace: $namespace, id: e.target_id})

@@ -5,6 +5,7 @@ one ``WriteBatch`` that the store applies atomically. Nothing is written when an
 from __future__ import annotations
 
 import itertools
+import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +16,13 @@ import numpy as np
 from graphmem.engine.core import Core
 from graphmem.engine.query_batcher import QueryBatcher
 from graphmem.engine.threads import single_threaded_blas
-from graphmem.errors import ConflictError, InvalidRelationError, LimitExceededError, NotFoundError
+from graphmem.errors import (
+    ConflictError,
+    DuplicateError,
+    InvalidRelationError,
+    LimitExceededError,
+    NotFoundError,
+)
 from graphmem.models import (
     EdgeSource,
     Memory,
@@ -31,6 +38,9 @@ from graphmem.rules.tiers import tier_for_importance
 from graphmem.store.base import EdgeKey, WriteBatch
 
 Clock = Callable[[], datetime]
+log = logging.getLogger(__name__)
+#: a batch is planned at most this many times when creates lose races to other writers
+WRITE_RETRIES = 4
 
 
 @dataclass(slots=True)
@@ -151,7 +161,20 @@ class Writer:
                    vectors: Mapping[str, np.ndarray] | None = None) -> list[Memory]:
         """Validate, deduplicate, embed (``vectors``: contents embedded already, from
         ``embed_ahead``), link and write ``inputs`` as one batch; the caller holds the
-        write lock."""
+        write lock. When the database refuses a create because another process wrote the
+        same id or content meanwhile, the batch is planned again on what is there now: a
+        taken id is a ``ConflictError``, a twin a reinforcement (issue 45)."""
+        for attempt in range(WRITE_RETRIES):
+            try:
+                return self._store_many(namespace, inputs, vectors)
+            except DuplicateError:
+                if attempt == WRITE_RETRIES - 1:
+                    raise
+                log.info("a create lost a race to another writer: planning the batch again")
+        raise AssertionError("unreachable")
+
+    def _store_many(self, namespace: str, inputs: Sequence[MemoryInput | dict | str],
+                    vectors: Mapping[str, np.ndarray] | None) -> list[Memory]:
         wc = self.config.write
         ns = v.namespace(namespace)
         if not inputs:
@@ -226,6 +249,7 @@ class Writer:
                 batch.edges.append(Relation(src, dst, RelationType(r.type), ns, r.score, now,
                                             EdgeSource.EXPLICIT))
         batch.memories.extend(records.values())
+        batch.new_ids = {it.memory.id for it in fresh if it.memory is not None}
         self.core.apply(batch)
         return [it.memory for it in items if it.memory is not None]
 

@@ -35,14 +35,15 @@ def make_store(target: str | Path, config: GraphMemConfig, *, create: bool = Tru
 
         pw = sc.neo4j_password.get_secret_value() if sc.neo4j_password else None
         return CypherStore(Neo4jConnection(text, user=sc.neo4j_user, password=pw,
-                                           database=sc.neo4j_database), dim=dim)
+                                           database=sc.neo4j_database), dim=dim,
+                           dedupe=config.write.dedupe)
     if text.startswith(FALKORDB_SCHEMES):
         from graphmem.store.cypher import CypherStore
         from graphmem.store.falkordb_conn import FalkorDBConnection
 
         pw = sc.falkordb_password.get_secret_value() if sc.falkordb_password else None
         return CypherStore(FalkorDBConnection(text, graph=sc.falkordb_graph, password=pw),
-                           dim=dim)
+                           dim=dim, dedupe=config.write.dedupe)
     from graphmem.store.sqlite import SQLiteStore
 
     return SQLiteStore(target, dim=dim, config=sc, create=create)

@@ -53,6 +53,11 @@ class WriteBatch:
     #: bookkeeping and tier dynamics never rewrite content a concurrent update may change
     patches: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     transitions: list[Transition] = field(default_factory=list)
+    #: ids among ``memories`` that must not exist yet: the database refuses to create one
+    #: that does, and the whole batch with it (``DuplicateError``). On a graph engine an
+    #: active new memory also holds its content hash under a uniqueness constraint, so two
+    #: processes writing the same content at once cannot both create it (issue 45)
+    new_ids: set[str] = field(default_factory=set)
 
     def __bool__(self) -> bool:
         return bool(self.memories or self.edges or self.delete_edges or self.delete_memories
@@ -421,6 +426,17 @@ class MemoryStore(Protocol):
 
     def lease_holder(self, name: str) -> tuple[str, datetime] | None:
         """(owner, expires_at) of the named lease, expired or not; None if never taken."""
+        ...
+
+    # limits -----------------------------------------------------------------------------
+    def count_event(self, namespace: str, key: str, limit: int, window_seconds: float,
+                    now: datetime) -> bool:
+        """Count one event against ``key``'s window in the namespace, in one atomic step of
+        the database, so every process and replica sharing the store counts together
+        (the tool-capture cap, issue 45). True when the event is admitted and counted:
+        the window holds fewer than ``limit`` events. False when it is full (the event is
+        not counted). A window opens with the first event after the last one ended
+        (``window_seconds`` after it opened; a new key opens one)."""
         ...
 
 

@@ -57,16 +57,18 @@ from graphmem.store.cypher_rows import (
 log = logging.getLogger(__name__)
 
 SCHEMA = {
-    "falkordb": ["schema/memory_lookup", "schema/transition_lookup", "schema/vector_key_content",
+    "falkordb": ["schema/memory_lookup", "schema/memory_dedupe", "schema/transition_lookup",
+                 "schema/vector_key_content",
                  "schema/vector_key_context",
                  "schema/vector_content", "schema/vector_context", "schema/fulltext",
                  "schema/key_lookup", "schema/term_lookup", "schema/keyword_stats_lookup"],
-    "neo4j": ["schema/memory_key", "schema/memory_lookup", "schema/memory_time",
+    "neo4j": ["schema/memory_key", "schema/memory_dedupe", "schema/memory_lookup",
+              "schema/memory_time",
               "schema/memory_hash", "schema/memory_created", "schema/transition_lookup",
               "schema/vector_key_content",
               "schema/vector_key_context", "schema/vector_content", "schema/vector_context",
               "schema/fulltext", "schema/key_lookup", "schema/term_lookup",
-              "schema/keyword_stats_lookup"],
+              "schema/keyword_stats_lookup", "schema/event_window_key"],
 }
 _VECTOR_TARGET = {  # allow-list: field -> (parameter name, index (Neo4j) / label (FalkorDB))
     "neo4j": {"content": ("index", "content_vector"), "context": ("index", "context_vector")},
@@ -117,8 +119,11 @@ class CypherStore:
     #: a retrieval mostly waits on the server's round trips (ADR 0051)
     cpu_bound = False
 
-    def __init__(self, connection: Connection, *, dim: int = 384) -> None:
+    def __init__(self, connection: Connection, *, dim: int = 384, dedupe: bool = True) -> None:
         self.conn = connection
+        #: new active memories hold their content hash under a uniqueness constraint
+        #: (``write.dedupe``; issue 45)
+        self.dedupe = dedupe
         #: (namespace, field, tiers, statuses) -> share of the last full vector fetch that
         #: survived the join: sizes the next first fetch (a hint; never changes an answer)
         self._survival: dict[tuple[Any, ...], float] = {}
@@ -159,6 +164,10 @@ class CypherStore:
                              for s, t, ty in batch.delete_edges],
             "delete_ids": list(batch.delete_memories),
             "memories": [{"id": m.id, "seq": first + i, "props": node_props(m),
+                          "new": m.id in batch.new_ids,
+                          "dedupe_key": (m.content_hash if m.id in batch.new_ids and
+                                         self.dedupe and m.status is Status.ACTIVE
+                                         else None),
                           "embedding": _floats(m.embedding), "vec_hash": vector_hash(m.embedding),
                           "context_embedding": _floats(m.context_embedding),
                           "ctx_hash": vector_hash(m.context_embedding)}
@@ -570,3 +579,10 @@ class CypherStore:
 
     def release_lease(self, name: str, owner: str) -> None:
         self._run("lease/release", True, name=name, owner=owner)
+
+    # limits ---------------------------------------------------------------------------------
+    def count_event(self, namespace: str, key: str, limit: int, window_seconds: float,
+                    now: datetime) -> bool:
+        rows = self._run("counter/count_event", True, namespace=namespace, key=key,
+                         limit=limit, window=float(window_seconds), now=now.timestamp())
+        return bool(rows) and bool(rows[0]["admitted"])

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from graphmem.cypher import Statement, load
-from graphmem.errors import StoreError
+from graphmem.errors import DuplicateError, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -110,33 +110,40 @@ class FalkorDBConnection:
             query = header(params or {}) + statement.body
             result = self._graph.query(query) if write else self._graph.ro_query(query)
         except Exception as exc:
+            if "unique constraint violation" in str(exc):  # a create another writer won
+                raise DuplicateError(f"{statement.name}: {exc}") from exc
             raise StoreError(f"{statement.name} failed: {exc}") from exc
         names = [h[1] if isinstance(h, list | tuple) else h for h in (result.header or [])]
         return [dict(zip(names, row, strict=False)) for row in result.result_set or []]
 
     def ensure_schema(self, statements: list[Statement]) -> None:
-        """Create indexes and the unique (namespace, id) constraint; existing ones are kept."""
+        """Create indexes and the unique (namespace, id) and (namespace, dedupe_key)
+        constraints; existing ones are kept."""
         for st in statements:
             try:
                 self._graph.query(st.body)
             except Exception as exc:
                 if "already" not in str(exc).lower():
                     raise StoreError(f"{st.name} failed: {exc}") from exc
-        try:
-            self._db.connection.execute_command(
-                "GRAPH.CONSTRAINT", "CREATE", self.graph_name, "UNIQUE", "NODE", "Memory",
-                "PROPERTIES", 2, "namespace", "id")
-        except Exception as exc:
-            if "already" not in str(exc).lower():
-                raise StoreError(f"cannot create the (namespace, id) constraint: {exc}") from exc
+        for key in ("id", "dedupe_key"):  # the second: issue 45
+            try:
+                self._db.connection.execute_command(
+                    "GRAPH.CONSTRAINT", "CREATE", self.graph_name, "UNIQUE", "NODE", "Memory",
+                    "PROPERTIES", 2, "namespace", key)
+            except Exception as exc:
+                if "already" not in str(exc).lower():
+                    raise StoreError(f"cannot create the (namespace, {key}) constraint: "
+                                     f"{exc}") from exc
         self.wait_for_indexes()
 
     def wait_for_indexes(self, timeout: float = 60.0) -> None:
-        """Indexes build in the background; queries against a building one fail."""
+        """Indexes and constraints build in the background; queries against a building
+        index fail, and a pending constraint does not refuse yet."""
         status = load("schema/index_status", self.dialect)
+        constraints = load("schema/constraint_status", self.dialect)
         deadline = time.monotonic() + timeout
         while True:
-            rows = self.run(status)
+            rows = self.run(status) + self.run(constraints)
             if all(r["status"] == "OPERATIONAL" for r in rows):
                 return
             if time.monotonic() > deadline:

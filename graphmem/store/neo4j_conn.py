@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 from graphmem.cypher import Statement
-from graphmem.errors import StoreError
+from graphmem.errors import DuplicateError, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,8 @@ class Neo4jConnection:
             records, _, _ = self._driver.execute_query(
                 statement.body, params or {}, database_=self.database,
                 routing_=neo4j.RoutingControl.WRITE if write else neo4j.RoutingControl.READ)
+        except neo4j.exceptions.ConstraintError as exc:  # a create another writer won
+            raise DuplicateError(f"{statement.name}: {exc.message}") from exc
         except Exception as exc:
             raise StoreError(f"{statement.name} failed: {exc}") from exc
         return [dict(r) for r in records]

@@ -10,9 +10,10 @@ they are out of date.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
+from graphmem.errors import DuplicateError
 from graphmem.models import Memory, Status, Tier
 from graphmem.store import codec, row_files, sqlite_keywords
 from graphmem.store.ann_keeper import bump_epoch
@@ -100,6 +101,19 @@ def patch(conn: sqlite3.Connection, ns: str, patches: list[tuple[str, dict[str, 
                 [(ns_tag(ns), ns, r[-1], ns, r[-1]) for r in rows])
 
 
+def _refuse_taken(conn: sqlite3.Connection, ns: str, new_ids: Collection[str]) -> None:
+    """A create of an id that exists is refused inside the transaction (issue 45): one
+    process owns a data folder, so its check and its write cannot be raced."""
+    ids = sorted(new_ids)
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        taken = conn.execute(
+            f"SELECT id FROM memories WHERE namespace = ? AND id IN ({marks(len(part))})",
+            (ns, *part)).fetchone()
+        if taken is not None:
+            raise DuplicateError(f"memory id {taken[0]!r} exists")
+
+
 def write(conn: sqlite3.Connection, batch: WriteBatch, replaced: list[tuple[str, str]]
           ) -> tuple[dict[str, int], list[tuple[str, Tier, Status]]]:
     """The batch, inside the caller's transaction (``replaced``: ``old_keywords``). Returns
@@ -110,6 +124,7 @@ def write(conn: sqlite3.Connection, batch: WriteBatch, replaced: list[tuple[str,
         "DELETE FROM edges WHERE namespace = ? AND source_id = ? AND target_id = ? "
         "AND type = ?", [(ns, s, t, ty.value) for s, t, ty in batch.delete_edges])
     _delete_memories(conn, ns, batch.delete_memories)
+    _refuse_taken(conn, ns, batch.new_ids)
     conn.executemany(_UPSERT, [_row_params(m) for m in batch.memories])
     deltas = sqlite_keywords.Deltas()
     for kw, ckw in replaced:
