@@ -14,12 +14,19 @@
 //          Keyword statistics follow the deletes and upserts (ADR 0016): document counts
 //          and lengths per field on (:GraphmemKeywordStats), document frequencies per term
 //          on (:GraphmemTerm), from each memory's term lists before and after the batch.
-//          New memories (p.new) are CREATEd first: the (namespace, id) and the
+//          First the sessions whose FOLLOWS chain the batch changes are claimed: their
+//          (:GraphmemSession) version must be the one the writer planned against, else
+//          the statement fails (a division by zero, the one error Cypher lets a query
+//          raise) and the writer plans again; the claim takes the node's write lock first
+//          (SET), so a concurrent claim reads the committed version.
+//          New memories (p.new) are CREATEd first, whole (FalkorDB shows a reader the
+//          clauses of a running write as they finish): the (namespace, id) and the
 //          (namespace, dedupe_key) uniqueness constraints refuse an id that exists and an
 //          active twin written meanwhile by another process, and the whole statement with
 //          them (issue 45). dedupe_key, the content hash of a memory created active, leaves
 //          when the memory stops being active or its content changes; it never returns.
-// parameters: namespace (string); delete_edges (list of {source_id, target_id, type});
+// parameters: namespace (string); sessions (list of {id, version}); delete_edges (list of
+//             {source_id, target_id, type});
 //             delete_ids (list of string); memories (list of {id, seq, new (bool),
 //             dedupe_key (string|null), props (map of scalar properties), embedding
 //             (list|null), vec_hash (string|null), context_embedding (list|null),
@@ -32,6 +39,13 @@
 //             to_status, reason, at, seq, detail}: the tier dynamics log, (:GraphmemTransition) nodes)
 // returns: done (1)
 // mode: write
+UNWIND $sessions AS s
+MERGE (x:GraphmemSession {namespace: $namespace, id: s.id})
+ON CREATE SET x.version = 0
+SET x.held = true
+WITH x, 1 / CASE WHEN x.version = s.version THEN 1 ELSE 0 END AS step
+SET x.version = x.version + step
+WITH count(*) AS sessions_claimed
 UNWIND $delete_edges AS d
 MATCH (a:Memory {namespace: $namespace, id: d.source_id})-[r]->(b:Memory {namespace: $namespace, id: d.target_id})
 WHERE type(r) = d.type
@@ -63,7 +77,7 @@ SET t.detail = null
 WITH count(*) AS details_dropped
 UNWIND [p IN $memories WHERE p.new] AS p
 CREATE (m:Memory {namespace: $namespace, id: p.id, seq: p.seq})
-SET m.dedupe_key = p.dedupe_key
+SET m += p.props, m.dedupe_key = p.dedupe_key
 WITH count(*) AS memories_created
 UNWIND $memories AS p
 MERGE (m:Memory {namespace: $namespace, id: p.id})

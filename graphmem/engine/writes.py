@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import itertools
 import logging
+import random
+import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,8 +41,9 @@ from graphmem.store.base import EdgeKey, WriteBatch
 
 Clock = Callable[[], datetime]
 log = logging.getLogger(__name__)
-#: a batch is planned at most this many times when creates lose races to other writers
-WRITE_RETRIES = 4
+#: a batch is planned at most this many times when it loses races to other writers (each
+#: round lets at least one of them through)
+WRITE_RETRIES = 10
 
 
 @dataclass(slots=True)
@@ -167,10 +170,12 @@ class Writer:
         for attempt in range(WRITE_RETRIES):
             try:
                 return self._store_many(namespace, inputs, vectors)
-            except DuplicateError:
+            except DuplicateError as exc:
                 if attempt == WRITE_RETRIES - 1:
                     raise
-                log.info("a create lost a race to another writer: planning the batch again")
+                log.info("a write lost a race to another writer (%s): planning it again",
+                         exc)
+                time.sleep(random.uniform(0, 0.01 * (attempt + 1)))  # let the winner finish
         raise AssertionError("unreachable")
 
     def _store_many(self, namespace: str, inputs: Sequence[MemoryInput | dict | str],
@@ -196,6 +201,8 @@ class Writer:
         # exact duplicates: reinforce the first memory with that content instead of a twin
         existing_ids = self.store.find_by_hash(ns, [it.hash for it in items]) if wc.dedupe else {}
         existing = self.store.get_memories(ns, list(existing_ids.values()), embeddings=True)
+        if len(existing) < len(set(existing_ids.values())):  # one another writer is making
+            raise DuplicateError("a twin is being written by another process")
         by_hash: dict[str, Memory] = {}
         fresh: list[_Item] = []
         for it in items:
@@ -352,6 +359,9 @@ class Writer:
         now = self.clock()
         changed: dict[str, str | None] = {}
         for sid, new in sessions.items():
+            # the version first: a writer that changes the chain after this read makes
+            # the database refuse our batch, and it is planned again (issue 45)
+            batch.sessions[sid] = self.store.session_version(ns, sid)
             plan = self.session_plan(ns, sid, new)
             batch.delete_edges.extend((s, t, RelationType.FOLLOWS) for s, t in plan.remove)
             batch.edges.extend(Relation(s, t, RelationType.FOLLOWS, ns, None, now,
@@ -359,6 +369,8 @@ class Writer:
             changed.update(plan.predecessor)
         outside = [n for n in changed if n not in records]
         records.update(self.store.get_memories(ns, outside, embeddings=True))
+        if any(n not in records for n in outside):  # deleted (or still being written) since
+            raise DuplicateError("a session changed while its chain was planned")
         self.refresh_context(ns, records, changed)
 
     def similar_edges(self, ns: str, memories: Sequence[Memory], now: datetime

@@ -58,6 +58,10 @@ class WriteBatch:
     #: active new memory also holds its content hash under a uniqueness constraint, so two
     #: processes writing the same content at once cannot both create it (issue 45)
     new_ids: set[str] = field(default_factory=set)
+    #: session id -> its ``session_version`` when the batch planned the session's FOLLOWS
+    #: chain: a graph engine refuses the batch (``DuplicateError``) when another writer
+    #: changed that chain meanwhile, and counts this one (issue 45)
+    sessions: dict[str, int] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.memories or self.edges or self.delete_edges or self.delete_memories
@@ -281,6 +285,11 @@ class MemoryStore(Protocol):
 
     def session_members(self, namespace: str, session_id: str) -> list[tuple[str, datetime]]:
         """(id, created_at) of the session's memories, in session order (time, then insertion)."""
+        ...
+
+    def session_version(self, namespace: str, session_id: str) -> int:
+        """How many batches have changed the session's chain (0 for none): read before its
+        members, and given back in ``WriteBatch.sessions`` (issue 45)."""
         ...
 
     def time_window(

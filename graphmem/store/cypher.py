@@ -57,12 +57,14 @@ from graphmem.store.cypher_rows import (
 log = logging.getLogger(__name__)
 
 SCHEMA = {
-    "falkordb": ["schema/memory_lookup", "schema/memory_dedupe", "schema/transition_lookup",
+    "falkordb": ["schema/memory_lookup", "schema/memory_dedupe", "schema/session_key",
+                 "schema/transition_lookup",
                  "schema/vector_key_content",
                  "schema/vector_key_context",
                  "schema/vector_content", "schema/vector_context", "schema/fulltext",
                  "schema/key_lookup", "schema/term_lookup", "schema/keyword_stats_lookup"],
-    "neo4j": ["schema/memory_key", "schema/memory_dedupe", "schema/memory_lookup",
+    "neo4j": ["schema/memory_key", "schema/memory_dedupe", "schema/session_key",
+              "schema/memory_lookup",
               "schema/memory_time",
               "schema/memory_hash", "schema/memory_created", "schema/transition_lookup",
               "schema/vector_key_content",
@@ -140,6 +142,9 @@ class CypherStore:
     def open(self) -> None:
         self.conn.open()
         self.conn.ensure_schema([self._st(n) for n in SCHEMA[self.dialect]])
+        if self.dialect == "falkordb":
+            self._run("schema/warm_attributes", True,
+                      props=dict.fromkeys(_written_names(self._st("memory/write_batch").body), 0))
 
     def close(self) -> None:
         self.conn.close()
@@ -163,6 +168,7 @@ class CypherStore:
             "delete_edges": [{"source_id": s, "target_id": t, "type": ty.value}
                              for s, t, ty in batch.delete_edges],
             "delete_ids": list(batch.delete_memories),
+            "sessions": [{"id": k, "version": n} for k, n in sorted(batch.sessions.items())],
             "memories": [{"id": m.id, "seq": first + i, "props": node_props(m),
                           "new": m.id in batch.new_ids,
                           "dedupe_key": (m.content_hash if m.id in batch.new_ids and
@@ -197,7 +203,9 @@ class CypherStore:
             return {}
         name = "memory/get_with_vectors" if embeddings else "memory/get"
         rows = self._run(name, namespace=namespace, ids=list(dict.fromkeys(ids)))
-        return {r["id"]: memory_of(r) for r in rows}
+        # a node without its kind is one a write on FalkorDB is still making or undoing (a
+        # reader sees its clauses as they finish): not there yet
+        return {r["id"]: memory_of(r) for r in rows if r.get("kind") is not None}
 
     def similarities(self, namespace: str, ids: Sequence[str], vector: np.ndarray
                      ) -> dict[str, tuple[float, float | None]]:
@@ -246,6 +254,10 @@ class CypherStore:
     def session_members(self, namespace: str, session_id: str) -> list[tuple[str, datetime]]:
         rows = self._run("memory/session_members", namespace=namespace, session_id=session_id)
         return [(r["id"], _dt(r["created_at"])) for r in rows]  # type: ignore[misc]
+
+    def session_version(self, namespace: str, session_id: str) -> int:
+        rows = self._run("memory/session_version", namespace=namespace, session_id=session_id)
+        return int(rows[0]["version"]) if rows else 0
 
     def time_window(self, namespace: str, anchor: Memory, *, before: int, after: int,
                     session_only: bool,
@@ -586,3 +598,14 @@ class CypherStore:
         rows = self._run("counter/count_event", True, namespace=namespace, key=key,
                          limit=limit, window=float(window_seconds), now=now.timestamp())
         return bool(rows) and bool(rows[0]["admitted"])
+
+
+def _written_names(statement: str) -> list[str]:
+    """Every property name a statement writes or reads (``x.name`` and ``{name: ...}``) and
+    every property of a memory node (``schema/warm_attributes``)."""
+    import re
+
+    names = set(re.findall(r"\b[a-z]\w*\.([a-z_]\w*)\b", statement))
+    names |= set(re.findall(r"[{,]\s*([a-z_]\w*)\s*:", statement))
+    names |= set(node_props(Memory(id="x", namespace="x", content="x")))
+    return sorted(names)

@@ -112,6 +112,8 @@ class FalkorDBConnection:
         except Exception as exc:
             if "unique constraint violation" in str(exc):  # a create another writer won
                 raise DuplicateError(f"{statement.name}: {exc}") from exc
+            if statement.name == "memory/write_batch" and "by zero" in str(exc):
+                raise DuplicateError("a session's chain changed meanwhile") from exc
             raise StoreError(f"{statement.name} failed: {exc}") from exc
         names = [h[1] if isinstance(h, list | tuple) else h for h in (result.header or [])]
         return [dict(zip(names, row, strict=False)) for row in result.result_set or []]

@@ -66,6 +66,10 @@ class Neo4jConnection:
                 routing_=neo4j.RoutingControl.WRITE if write else neo4j.RoutingControl.READ)
         except neo4j.exceptions.ConstraintError as exc:  # a create another writer won
             raise DuplicateError(f"{statement.name}: {exc.message}") from exc
+        except neo4j.exceptions.ClientError as exc:
+            if statement.name == "memory/write_batch" and "by zero" in str(exc.message):
+                raise DuplicateError("a session's chain changed meanwhile") from exc
+            raise StoreError(f"{statement.name} failed: {exc}") from exc
         except Exception as exc:
             raise StoreError(f"{statement.name} failed: {exc}") from exc
         return [dict(r) for r in records]

@@ -399,6 +399,9 @@ class SQLiteStore:
         with self._guard(borrow=True):
             return sqlite_rows.session_members(self.conn, namespace, session_id)
 
+    def session_version(self, namespace: str, session_id: str) -> int:
+        return 0  # one process writes a data folder: its lock orders the session's writers
+
     def time_window(self, namespace: str, anchor: Memory, *, before: int, after: int,
                     session_only: bool,
                     statuses: Collection[Status] = (Status.ACTIVE, Status.ARCHIVED),
