@@ -86,6 +86,21 @@ class Settings(BaseSettings):
     #: with keys in the graph database: a verified key is trusted this long without asking
     #: it again (a revocation reaches every replica within it)
     key_cache_seconds: float = Field(default=5.0, ge=0)
+    # connection limits of ``graphmem serve`` (``api/server.py``)
+    #: seconds a connection has to complete its request head, from its opening or from its
+    #: previous response; then it is closed
+    header_timeout: float = Field(default=10.0, gt=0)
+    #: seconds an idle keep-alive connection stays open
+    keep_alive_timeout: float = Field(default=5.0, gt=0)
+    #: open connections per process (beyond it the one waiting longest for a request head is
+    #: closed); unset: the open-files limit less ``fd_reserve`` and what is open at start
+    max_connections: int | None = Field(default=None, ge=1)
+    #: bytes of a request head (request line and headers) at most; more is answered 431
+    max_head_bytes: int = Field(default=64 * 1024, ge=1024)
+    #: file descriptors kept for the store (SQLite handles per thread, a driver's pool, logs)
+    fd_reserve: int = Field(default=256, ge=0)
+    #: while connection limits bite, at most one log line (with counts) per this many seconds
+    limits_log_seconds: float = Field(default=60.0, gt=0)
     # the library's configuration, section by section (``GraphMemConfig``)
     tiers: TiersConfig = TiersConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()

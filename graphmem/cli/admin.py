@@ -93,6 +93,7 @@ def serve(host: str | None, port: int | None, data: str | None, neo4j: str | Non
     import uvicorn
 
     from graphmem.api.app import create_app
+    from graphmem.api.server import ConnectionLimits, guarded_protocol
     from graphmem.api.settings import Settings
 
     settings = Settings.from_env(host=host, port=port, data=neo4j or data,
@@ -105,7 +106,15 @@ def serve(host: str | None, port: int | None, data: str | None, neo4j: str | Non
         # what start-up made, the model included, lives as long as the server: out of the
         # collector's sight (a full pass over it took up to 255 ms inside a search)
         settle(mem.embedder)
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
+        # the connection limits (header timeout, bound on open connections, idle keep-alive)
+        # live in the HTTP protocol: uvicorn alone holds slow request heads for ever
+        limits = ConnectionLimits.from_settings(
+            header_timeout=settings.header_timeout,
+            keep_alive_timeout=settings.keep_alive_timeout,
+            max_connections=settings.max_connections, fd_reserve=settings.fd_reserve,
+            max_head_bytes=settings.max_head_bytes, log_seconds=settings.limits_log_seconds)
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="info",
+                    http=guarded_protocol(limits), backlog=limits.backlog)
 
 @main.command("mcp")
 @data_option
