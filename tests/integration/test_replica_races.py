@@ -9,6 +9,7 @@ races ``graphmem serve`` processes."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -52,7 +53,7 @@ def race(mems: list[GraphMemory], work: Callable[[int, GraphMemory], Any]) -> li
         gate.wait()
         try:
             out[i] = work(i, mems[i])
-        except Exception as exc:  # noqa: BLE001 - the test reads what each writer got
+        except Exception as exc:  # the test reads what each writer got
             out[i] = exc
 
     threads = [threading.Thread(target=go, args=(i,)) for i in range(len(mems))]
@@ -66,8 +67,10 @@ def race(mems: list[GraphMemory], work: Callable[[int, GraphMemory], Any]) -> li
 def test_one_explicit_id_one_winner(writers: list[GraphMemory]) -> None:
     for r in range(ROUNDS):
         rid = f"race-{r}-{uuid.uuid4().hex[:8]}"
-        got = race(writers, lambda i, m: m.store(f"writer {i} claims {rid}", namespace=NS,
-                                                 id=rid))
+        def claim(i: int, m: GraphMemory, rid: str = rid) -> Any:
+            return m.store(f"writer {i} claims {rid}", namespace=NS, id=rid)
+
+        got = race(writers, claim)
         won = [i for i, g in enumerate(got) if not isinstance(g, Exception)]
         assert len(won) == 1, got
         assert all(isinstance(g, ConflictError) for g in got if isinstance(g, Exception)), got
@@ -79,7 +82,10 @@ def test_one_explicit_id_one_winner(writers: list[GraphMemory]) -> None:
 def test_the_same_content_is_one_memory(writers: list[GraphMemory]) -> None:
     for r in range(ROUNDS):
         text = f"round {r} {uuid.uuid4().hex} the cache service note"
-        got = race(writers, lambda i, m: m.store(text, namespace=NS, importance=0.1 + i / 10))
+        def twin(i: int, m: GraphMemory, text: str = text) -> Any:
+            return m.store(text, namespace=NS, importance=0.1 + i / 10)
+
+        got = race(writers, twin)
         assert not [g for g in got if isinstance(g, Exception)], got
         assert len({g.id for g in got}) == 1, got  # every writer was answered with the one
         same = [m for m in writers[0].list_memories(namespace=NS, limit=1000)
@@ -120,11 +126,13 @@ def test_one_session_spliced_by_several_writers_stays_one_chain(
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
     for r in range(ROUNDS):
         sid = f"s{r}"
-        got = race(writers, lambda i, m: m.store(
-            f"turn {i} of session {sid} {uuid.uuid4().hex}", namespace=NS, session_id=sid,
-            created_at=t0 + timedelta(minutes=i)))
+        def turn(i: int, m: GraphMemory, sid: str = sid) -> Any:
+            return m.store(f"turn {i} of session {sid} {uuid.uuid4().hex}", namespace=NS,
+                           session_id=sid, created_at=t0 + timedelta(minutes=i))
+
+        got = race(writers, turn)
         assert not [g for g in got if isinstance(g, Exception)], got
         order = [g.id for g in got]  # created_at order is writer order
         follows = {(e.source_id, e.target_id) for m in order
                    for e in writers[0].relations(m, namespace=NS, types=["FOLLOWS"])}
-        assert follows == set(zip(order, order[1:], strict=False)), (order, follows)
+        assert follows == set(itertools.pairwise(order)), (order, follows)
