@@ -11,6 +11,8 @@
 //          (ADR 0003). A memory given without embedding keeps its stored vectors; a vector
 //          node that already exists (a stale one: the content changed back, or the id was
 //          deleted and written again) is pointed at again, never duplicated.
+//          Term nodes are taken in (field, term) order, so two batches never wait on
+//          each other's term locks in opposite orders (a deadlock Neo4j retries).
 //          Keyword statistics follow the deletes and upserts (ADR 0016): document counts
 //          and lengths per field on (:GraphmemKeywordStats), document frequencies per term
 //          on (:GraphmemTerm), from each memory's term lists before and after the batch.
@@ -67,6 +69,7 @@ WITH dl
 UNWIND dl AS l
 UNWIND l AS d
 WITH d.f AS f, d.t AS t, sum(d.d) AS n
+ORDER BY f, t
 MERGE (s:GraphmemTerm {namespace: $namespace, field: f, term: t})
 SET s.df = coalesce(s.df, 0) + n
 WITH count(*) AS deleted_terms_counted
@@ -118,6 +121,7 @@ UNWIND dl AS l
 UNWIND l AS d
 WITH d.f AS f, d.t AS t, sum(d.d) AS n
 WHERE n <> 0
+WITH f, t, n ORDER BY f, t
 MERGE (s:GraphmemTerm {namespace: $namespace, field: f, term: t})
 SET s.df = coalesce(s.df, 0) + n
 WITH count(*) AS written_terms_counted

@@ -168,7 +168,7 @@ def _rounds(r: Replicas, rounds: int) -> None:
 
 
 def test_two_replicas_never_lose_an_acknowledged_write(two: Replicas) -> None:
-    _rounds(two, 3)
+    _rounds(two, 2)
 
 
 @pytest.mark.slow

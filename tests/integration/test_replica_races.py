@@ -22,8 +22,8 @@ from graphmem.config import GraphMemConfig, StoreConfig
 from graphmem.errors import ConflictError
 from tests.conftest import FakeEmbedder
 
-WRITERS = 6
-ROUNDS = 5
+WRITERS = 4
+ROUNDS = 3
 NS = "race"
 
 
