@@ -8,6 +8,10 @@ from typing import Annotated, Any, Literal
 from fastapi import Path
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from graphmem.config import WriteConfig
+from graphmem.errors import ValidationError
+from graphmem.rules import validation
+
 # The request schema states every constraint validation enforces (schemathesis checks that a
 # schema-valid request is accepted). Patterns are full matches; no stored text holds a control
 # character other than tab, newline and carriage return (graphmem.rules.validation).
@@ -45,12 +49,38 @@ CallerRelation = Literal["CAUSES", "REFERENCES", "SIMILAR_TO", "CONTRADICTS"]
 AnyRelation = Literal["CAUSES", "REFERENCES", "SIMILAR_TO", "CONTRADICTS", "SUMMARIZES",
                       "FOLLOWS"]
 MetaValue = Annotated[str, Field(pattern=TEXT_PATTERN)] | int | float | bool | None
+# the bound the core enforces (graphmem.rules.validation.metadata), at its defaults: keys
+# (maxProperties), depth (flat: scalar values) and bytes (``x-max-bytes``: JSON Schema cannot
+# count bytes, so this one rule is stated in the description and the extension only)
+_WRITE = WriteConfig()
+META_KEYS, META_BYTES = _WRITE.max_metadata_keys, _WRITE.max_metadata_bytes
 Metadata = Annotated[dict[Annotated[str, Field(pattern=TEXT_PATTERN)], MetaValue],
-                     Field(max_length=64, description="flat: string, number, boolean or null "
-                                                      "values",
-                           json_schema_extra={"additionalProperties": False})]
-Timestamp = Annotated[datetime, Field(strict=False, description="ISO 8601; defaults to now",
-                                      json_schema_extra={"pattern": DATE_PATTERN})]
+                     Field(max_length=META_KEYS,
+                           description=f"flat: string, number, boolean or null values; at most "
+                                       f"{META_KEYS} keys and {META_BYTES:,} bytes as compact "
+                                       "UTF-8 JSON (no spaces)",
+                           json_schema_extra={"additionalProperties": False,
+                                              "x-max-bytes": META_BYTES})]
+
+
+def _iso_8601(value: Any) -> Any:
+    """A date-time over REST is an ISO 8601 string (JSON has no date type), parsed as the
+    Python API parses one; a number is not an epoch. A datetime passes: a model rebuilt from
+    another's values (``MemoryItem(**create.model_dump())``)."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"{value!r} is not a date-time: an ISO 8601 string such as "
+                         "2026-01-01T12:00:00Z (a number is not read as an epoch)")
+    try:
+        return validation.timestamp(value)
+    except ValidationError as exc:
+        raise ValueError(str(exc)) from None
+
+
+Timestamp = Annotated[datetime, BeforeValidator(_iso_8601),
+                      Field(strict=False, description="ISO 8601 string; defaults to now",
+                            json_schema_extra={"pattern": DATE_PATTERN})]
 TYPE_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
 TypeName = Annotated[str, Field(pattern=TYPE_PATTERN, examples=["decision"],
                                 description="a memory type: observation, decision, pattern, "

@@ -154,6 +154,9 @@ class WriteConfig(_Frozen):
     max_content_chars: int = Field(default=32_000, gt=0)
     max_batch: int = Field(default=10_000, gt=0)
     max_metadata_keys: int = Field(default=64, gt=0)
+    #: metadata's size: UTF-8 bytes as compact JSON (``validation.metadata_bytes``); 32 KiB,
+    #: the order of content's 32,000 characters (a consensus' 100 participants fit)
+    max_metadata_bytes: int = Field(default=32_768, gt=0)
     dedupe: bool = True
     #: automatic SIMILAR_TO edges to the k nearest active neighbours at or above the threshold
     similar_k: int = Field(default=3, ge=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from datetime import UTC, datetime
@@ -176,20 +177,45 @@ def metadata(value: Any, config: WriteConfig) -> dict[str, Any]:
         if not isinstance(item, _SCALARS) or (isinstance(item, float) and not math.isfinite(item)):
             raise ValidationError(f"metadata value of {key!r} must be a string, number, "
                                   "boolean or null (metadata is flat)")
+    size = metadata_bytes(value)
+    if size > config.max_metadata_bytes:
+        raise LimitExceededError(f"{METADATA_TOO_LARGE}: {size} bytes as compact UTF-8 JSON, "
+                                 f"the limit is {config.max_metadata_bytes}")
     return dict(value)
 
 
+#: the start of the error of metadata over its byte bound (``WriteConfig.max_metadata_bytes``)
+METADATA_TOO_LARGE = "metadata is too large"
+
+
+def metadata_bytes(value: dict[str, Any]) -> int:
+    """The size metadata is bounded by: its UTF-8 bytes as compact JSON (no spaces, non-ASCII
+    characters as themselves) - what a client sends, counted the same way by every client.
+
+    Example:
+        >>> metadata_bytes({"team": "infra", "n": 3})
+        22
+    """
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError as exc:  # e.g. an int of more digits than Python converts to text
+        raise ValidationError(f"metadata cannot be written as JSON: {exc}") from None
+    return len(text.encode("utf-8"))
+
+
 def timestamp(value: Any) -> datetime | None:
-    """A tz-aware UTC datetime; naive values are taken as UTC."""
+    """A tz-aware UTC datetime from a datetime or an ISO 8601 string (how REST parses its
+    date-time fields too); naive values are taken as UTC."""
     if value is None:
         return None
     if isinstance(value, str):
-        try:
-            value = datetime.fromisoformat(value)
+        try:  # upper: RFC 3339 allows a lower-case "t" and "z", fromisoformat does not
+            value = datetime.fromisoformat(value.upper())
         except ValueError:
             raise ValidationError(f"invalid timestamp {value!r}: use ISO 8601") from None
     if not isinstance(value, datetime):
-        raise ValidationError(f"invalid timestamp {value!r}")
+        raise ValidationError(f"invalid timestamp {value!r}: an ISO 8601 string or a "
+                              "datetime (a number is not read as an epoch)")
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     try:
