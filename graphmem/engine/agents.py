@@ -11,7 +11,7 @@ import base64
 import json
 import logging
 import threading
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -34,7 +34,7 @@ from graphmem.models import (
     TransitionKind,
 )
 from graphmem.rules import validation as v
-from graphmem.store.base import SORT_FIELDS, ListSpec, WriteBatch
+from graphmem.store.base import SORT_FIELDS, ListSpec, MemoryStore, WriteBatch
 
 if TYPE_CHECKING:
     from graphmem.engine.core import Core
@@ -45,42 +45,49 @@ log = logging.getLogger(__name__)
 
 class CaptureGate:
     """Which tool events are kept: the configured allow / skip lists, then at most
-    ``max_per_minute`` per agent (a sliding minute). Everything it turns away is counted.
+    ``max_per_minute`` per agent and tool in a namespace. The minute is counted in the store
+    (``MemoryStore.count_event``: one window per namespace, agent and tool, opened by the
+    first event after the last one ended), so every process and replica sharing it counts
+    together - each ``graphmem capture`` hook call is a process of its own (issue 45).
+    Everything it turns away is counted here, per process (``stats``, ``/metrics``).
 
     Example:
+        >>> import tempfile
         >>> from datetime import UTC, datetime
+        >>> from graphmem.store.sqlite import SQLiteStore
+        >>> store = SQLiteStore(tempfile.mkdtemp()); store.open()
         >>> gate = CaptureGate(CaptureConfig(max_per_minute=1, skip_tools=("Read",)))
         >>> now = datetime(2026, 1, 1, tzinfo=UTC)
-        >>> [gate.admit("ops", "a", t, now) for t in ("Bash", "Read", "Bash")]
-        [None, 'skipped', 'over_cap']
+        >>> [gate.admit(store, "ops", "a", t, now) for t in ("Bash", "Read", "Bash", "Edit")]
+        [None, 'skipped', 'over_cap', None]
+        >>> store.close()
     """
+
+    #: the window ``max_per_minute`` counts in
+    WINDOW_SECONDS = 60.0
 
     def __init__(self, config: CaptureConfig) -> None:
         self.config = config
-        self._recent: dict[tuple[str, str], deque[datetime]] = {}
-        self._lock = threading.Lock()
         #: namespace -> events kept / skipped by the lists / dropped over the cap
         self.captured: Counter[str] = Counter()
         self.skipped: Counter[str] = Counter()
         self.dropped: Counter[str] = Counter()
 
-    def admit(self, ns: str, agent: str, tool: str, now: datetime) -> str | None:
+    def admit(self, store: MemoryStore, ns: str, agent: str, tool: str,
+              now: datetime) -> str | None:
         """None when the event is to be kept, else why not ("skipped" or "over_cap")."""
         if not self.config.allows(tool):
             self.skipped[ns] += 1
             return "skipped"
-        with self._lock:
-            recent = self._recent.setdefault((ns, agent), deque())
-            while recent and recent[0] <= now - timedelta(minutes=1):
-                recent.popleft()
-            if len(recent) >= self.config.max_per_minute:
-                self.dropped[ns] += 1
-                if self.dropped[ns] == 1 or self.dropped[ns] % 100 == 0:
-                    log.warning("tool capture over %d events per minute for an agent: "
-                                "%d dropped so far", self.config.max_per_minute,
-                                self.dropped[ns])
-                return "over_cap"
-            recent.append(now)
+        key = json.dumps(["capture", agent, tool])
+        if not store.count_event(ns, key, self.config.max_per_minute, self.WINDOW_SECONDS,
+                                 now):
+            self.dropped[ns] += 1
+            if self.dropped[ns] == 1 or self.dropped[ns] % 100 == 0:
+                log.warning("tool capture over %d events per minute for an agent's tool: "
+                            "%d dropped so far (this process)", self.config.max_per_minute,
+                            self.dropped[ns])
+            return "over_cap"
         self.captured[ns] += 1
         return None
 
@@ -366,8 +373,9 @@ class AgentMethods:
     def capture_tool(self, *, agent: str, tool: str, input: str, output: str, ok: bool,
                      namespace: str, session_id: str | None = None) -> Memory | None:
         """A tool call as a ``tool_usage`` memory of the agent (fast tier by default). None
-        when the capture lists skip the tool or the agent is over ``max_per_minute``: both
-        are counted (``stats``, ``/metrics``), never silent."""
+        when the capture lists skip the tool or the agent is over ``max_per_minute`` for it
+        (counted in the store, across processes and replicas): both are counted (``stats``,
+        ``/metrics``), never silent."""
         ns = v.namespace(namespace)
         who, name = v.optional_text(agent, "agent"), v.optional_text(tool, "tool")
         if not who or not name:
@@ -377,8 +385,8 @@ class AgentMethods:
         for label, text in (("input", input), ("output", output)):
             if not isinstance(text, str):
                 raise ValidationError(f"{label} must be a string")
-        if self._capture.admit(ns, who, name, self.core.clock()) is not None:
-            return None
+        if self._capture.admit(self.core.store, ns, who, name, self.core.clock()):
+            return None  # skipped or over the cap (counted)
         cap = self.core.config.capture.max_chars
         content = (f"{who} used {name} ({'ok' if ok else 'failed'}): {input[:cap]}"
                    f" -> {output[:cap]}")

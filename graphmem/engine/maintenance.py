@@ -6,13 +6,17 @@ in bounded batches (SPEC §4). Idempotent: a second run at the same time changes
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import uuid
 from collections import Counter
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from graphmem.engine.core import Core
+from graphmem.errors import ConflictError
 from graphmem.models import Memory, RelationType, Status, Tier, Transition, TransitionKind
 from graphmem.rules import dynamics
 from graphmem.rules.importance import computed_importance
@@ -21,6 +25,8 @@ from graphmem.store.base import WriteBatch
 
 log = logging.getLogger(__name__)
 
+#: the store lease a maintenance run holds: one run at a time across processes and replicas
+LEASE = "maintenance"
 
 #: the transitions a maintenance run makes (restore, update and supersede come from users)
 _MAINTENANCE_KINDS = (TransitionKind.PROMOTION, TransitionKind.DEMOTION, TransitionKind.EXPIRY,
@@ -50,6 +56,8 @@ class MaintenanceReport:
     awaiting_consolidation: int = 0
     #: stale records the store reclaimed after the run (``MemoryStore.compact``)
     compacted: int = 0
+    #: why the run did nothing: another run (this owner) holds the maintenance lease
+    skipped: str | None = None
 
     def counts(self) -> dict[str, int]:
         c = Counter(t.kind.value for t in self.transitions)
@@ -64,7 +72,7 @@ class MaintenanceReport:
                 "namespaces": self.namespaces, "scanned": self.scanned,
                 "importance_updates": self.importance_updates, "counts": self.counts(),
                 "awaiting_consolidation": self.awaiting_consolidation,
-                "compacted": self.compacted,
+                "compacted": self.compacted, "skipped": self.skipped,
                 "transitions": [t.to_dict() for t in self.transitions]}
 
 
@@ -91,17 +99,33 @@ class Maintainer:
         #: the facade's write lock, held for one page at a time (read, decide, write), never
         #: for a whole run, so writers wait one step at most
         self.lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
+        #: runs of this process that found another run holding the lease and did nothing
+        self.skipped = 0
 
     def run(self, namespace: str | None = None, *, dry_run: bool = False) -> MaintenanceReport:
+        """One run over the namespace (default: every one). A run that writes holds the
+        store's maintenance lease (one at a time across processes and replicas); one that
+        finds it held does nothing (``report.skipped``, counted in ``skipped``)."""
         self.core.settle()  # deferred accesses count (windows, last access) before we read
         now = self.clock()
         report = MaintenanceReport(at=now, dry_run=dry_run)
-        for ns in [namespace] if namespace else self.store.namespaces():
-            report.namespaces.append(ns)
-            self._namespace(ns, now, dry_run, report)
-        if not dry_run:
-            with self.lock:
-                report.compacted = self.store.compact(self.config.dynamics.compact_min_stale)
+        lease = None if dry_run else _Lease(self)  # a dry run writes nothing: no lease
+        if lease is not None and (holder := lease.take()) is not None:
+            self.skipped += 1
+            report.skipped = f"another maintenance run holds the lease ({holder})"
+            log.debug("maintenance skipped: %s", report.skipped)
+            return report
+        try:
+            for ns in [namespace] if namespace else self.store.namespaces():
+                report.namespaces.append(ns)
+                self._namespace(ns, now, dry_run, report, lease)
+            if not dry_run:
+                with self.lock:
+                    report.compacted = self.store.compact(
+                        self.config.dynamics.compact_min_stale)
+        finally:
+            if lease is not None:
+                lease.release()
         log.info("maintenance%s: %d memories scanned, %s", " (dry run)" if dry_run else "",
                  report.scanned, report.counts())
         return report
@@ -113,12 +137,14 @@ class Maintainer:
                 if e.target_id in wanted}
 
     def _namespace(self, ns: str, now: datetime, dry_run: bool,
-                   report: MaintenanceReport) -> None:
+                   report: MaintenanceReport, lease: _Lease | None = None) -> None:
         dyn = self.config.dynamics
         members: dict[Tier, list[dynamics.Candidate]] = {t: [] for t in Tier}
         pages = self.store.iter_memories(ns, page=dyn.maintenance_batch, embeddings=False,
                                          statuses=[Status.ACTIVE])
         while True:
+            if lease is not None:
+                lease.renew()  # a long run keeps its lease page by page
             with self.lock:
                 if not self._page(ns, next(pages, None), now, dry_run, report, members):
                     break
@@ -200,3 +226,55 @@ class Maintainer:
                 if not dry_run:
                     with self.lock:
                         self.core.apply(batch)
+
+
+class _Lease:
+    """The maintenance lease of one run (the store's ``acquire_lease``, as consolidation's):
+    held for ``maintenance_interval_minutes``, renewed page by page, given back at the end.
+    Its owner names the run, the host and the process (``run@host:pid``): a lease whose
+    process is gone on this host is taken over at once, one held on another host lapses."""
+
+    def __init__(self, maintainer: Maintainer) -> None:
+        self.store, self.clock = maintainer.store, maintainer.clock
+        self.span = timedelta(minutes=maintainer.config.dynamics.maintenance_interval_minutes)
+        self.owner = f"{uuid.uuid4().hex[:12]}@{socket.gethostname()}:{os.getpid()}"
+
+    def _acquire(self) -> bool:
+        now = self.clock()
+        return self.store.acquire_lease(LEASE, self.owner, now + self.span, now)
+
+    def take(self) -> str | None:
+        """None when this run holds the lease now, else who does."""
+        if self._acquire():
+            return None
+        held = self.store.lease_holder(LEASE)
+        holder = held[0] if held is not None else "unknown"
+        if _dead_here(holder):
+            log.warning("maintenance lease of a process that is gone (%s): taking over",
+                        holder)
+            self.store.release_lease(LEASE, holder)
+            if self._acquire():
+                return None
+        return holder
+
+    def renew(self) -> None:
+        if not self._acquire():
+            raise ConflictError("the maintenance lease was lost: another run took it")
+
+    def release(self) -> None:
+        self.store.release_lease(LEASE, self.owner)
+
+
+def _dead_here(owner: str) -> bool:
+    """True when ``owner`` (``run@host:pid``) names a process of this host that is gone."""
+    _, _, where = owner.rpartition("@")
+    host, _, pid = where.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False

@@ -62,7 +62,8 @@ SCHEMA = {
                  "schema/vector_key_content",
                  "schema/vector_key_context",
                  "schema/vector_content", "schema/vector_context", "schema/fulltext",
-                 "schema/key_lookup", "schema/term_lookup", "schema/keyword_stats_lookup"],
+                 "schema/key_lookup", "schema/term_lookup", "schema/keyword_stats_lookup",
+                 "schema/event_window_key", "schema/lease_key"],
     "neo4j": ["schema/memory_key", "schema/memory_dedupe", "schema/session_key",
               "schema/memory_lookup",
               "schema/memory_time",
@@ -70,7 +71,8 @@ SCHEMA = {
               "schema/vector_key_content",
               "schema/vector_key_context", "schema/vector_content", "schema/vector_context",
               "schema/fulltext", "schema/key_lookup", "schema/term_lookup",
-              "schema/keyword_stats_lookup", "schema/event_window_key"],
+              "schema/keyword_stats_lookup", "schema/event_window_key",
+              "schema/lease_key"],
 }
 _VECTOR_TARGET = {  # allow-list: field -> (parameter name, index (Neo4j) / label (FalkorDB))
     "neo4j": {"content": ("index", "content_vector"), "context": ("index", "context_vector")},

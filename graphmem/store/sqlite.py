@@ -47,6 +47,7 @@ from graphmem.rules.bm25 import TermStats
 from graphmem.store import (
     row_files,
     sqlite_caches,
+    sqlite_counters,
     sqlite_jobs,
     sqlite_keywords,
     sqlite_rows,
@@ -596,3 +597,12 @@ class SQLiteStore:
     def release_lease(self, name: str, owner: str) -> None:
         with self._guard(write=True):
             self._transaction(lambda conn: sqlite_jobs.release_lease(conn, name, owner))
+
+    # limits (the statement in ``sqlite_counters``) --------------------------------------------
+    def count_event(self, namespace: str, key: str, limit: int, window_seconds: float,
+                    now: datetime) -> bool:
+        admitted: list[bool] = []
+        with self._guard(write=True):
+            self._transaction(lambda conn: admitted.append(sqlite_counters.count_event(
+                conn, namespace, key, limit, window_seconds, now)))
+        return admitted[0]

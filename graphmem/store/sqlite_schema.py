@@ -15,7 +15,7 @@ from graphmem.errors import SchemaVersionError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -380,3 +380,23 @@ def _no_secure_delete(conn: sqlite3.Connection) -> Iterator[None]:
         yield
     finally:
         conn.execute(f"PRAGMA secure_delete = {int(secure)}")
+
+
+# v10: event windows - limits counted in the database (the tool-capture cap, issue 45), so
+# every process that opens the folder counts against the same window
+_V10 = """
+CREATE TABLE IF NOT EXISTS event_windows (
+    namespace TEXT NOT NULL,
+    key TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (namespace, key)
+) WITHOUT ROWID
+"""
+
+
+def _to_v10(conn: sqlite3.Connection) -> None:
+    _run(conn, _V10)
+
+
+MIGRATIONS[9] = _to_v10

@@ -970,3 +970,18 @@ def test_neo4j_fresh_database_logs_no_warning_per_statement(
         mem.retrieve("turn", namespace="quiet")
     noisy = [r.getMessage()[:120] for r in caplog.records if r.name.startswith("neo4j")]
     assert noisy == []
+
+
+def test_count_event_admits_up_to_the_limit_per_window(store: MemoryStore) -> None:
+    """The counted window behind the tool-capture cap (issue 45): up to ``limit`` events
+    per key and namespace; a refused event is not counted and does not move the window;
+    the first event after the window ended opens a new one."""
+    def count(key: str, seconds: float, ns: str = NS, limit: int = 2) -> bool:
+        return store.count_event(ns, key, limit, 60, T0 + timedelta(seconds=seconds))
+
+    assert [count("a", s) for s in (0, 10, 20, 59)] == [True, True, False, False]
+    assert count("b", 20) and count("a", 20, ns="other")  # keys and namespaces apart
+    assert count("a", 60) and count("a", 70)  # 60 s after the window opened: a new one
+    assert not count("a", 119)
+    assert count("a", 119, limit=3)  # the limit is the caller's, per call
+    assert count("a", 125) and not count("a", 126, limit=1)
