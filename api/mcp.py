@@ -70,28 +70,32 @@ def build_server(memory: GraphMemory | Callable[[], GraphMemory],
     def recall(query: str, namespace: str, limit: int = 5, depth: int | None = None,
                include_archived: bool | None = None, record_access: bool = True,
                type: list[str] | None = None, since: str | None = None,
-               until: str | None = None, as_of: str | None = None) -> list[dict[str, Any]]:
+               until: str | None = None, as_of: str | None = None,
+               now: str | None = None) -> list[dict[str, Any]]:
         """Full retrieval: memories with score, score terms, path and disputed flag.
         Archived memories are reached through their summaries, below active ones;
         ``include_archived`` true ranks them as if active, false leaves them out;
         ``record_access=False`` looks without counting an access; ``type`` keeps those
         memory types; ``since`` / ``until`` bound the event time (ISO 8601); ``as_of``
-        answers as of that time (what was known and valid then)."""
+        answers as of that time (what was known and valid then). A time the query names
+        ("in July 2023", "last week") lifts that time's memories; ``now`` (ISO 8601) is the
+        reference of relative ones (default: the server's clock)."""
         return [r.to_dict() for r in get().retrieve(
             query, namespace=ns(namespace), limit=limit, depth=depth,
             include_archived=include_archived, record_access=record_access,
             filters={"type": type} if type else None, since=since, until=until,
-            as_of=as_of)]
+            as_of=as_of, now=now)]
 
     @tool
     def recall_index(query: str, namespace: str, limit: int = 10,
                      type: list[str] | None = None, since: str | None = None,
-                     until: str | None = None) -> list[dict[str, Any]]:
+                     until: str | None = None, now: str | None = None
+                     ) -> list[dict[str, Any]]:
         """Compact previews (id, ~80 characters, tier, score, token estimate); ``type``,
-        ``since`` and ``until`` filter as in recall."""
+        ``since``, ``until`` and ``now`` as in recall."""
         return [e.to_dict() for e in get().search_index(
             query, namespace=ns(namespace), limit=limit,
-            filters={"type": type} if type else None, since=since, until=until)]
+            filters={"type": type} if type else None, since=since, until=until, now=now)]
 
     @tool
     def timeline(anchor_id: str, namespace: str, before: int = 3, after: int = 3

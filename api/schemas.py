@@ -275,6 +275,9 @@ class SearchIn(_In):
         "active (the default of strategy comprehensive); false shows active memories only")
     as_of: Timestamp | None = Field(default=None, description="only what was known and valid "
                                                               "then (validity)")
+    now: Timestamp | None = Field(
+        default=None, description="the reference time of a time the query names relative to "
+        "now (\"last week\", \"yesterday\"); defaults to the server's clock")
     record_access: bool = Field(
         default=True, description="count the results as accessed (agents); false for a "
         "read-only look that changes nothing")
@@ -342,6 +345,9 @@ class MemoryOut(BaseModel):
     used_by: dict[str, float] = Field(
         default={}, description="agents that used it within the promotion window -> when "
         "last (epoch seconds)")
+    mentioned: list[dict[str, str]] = Field(
+        default=[], description="times the content mentions, relative ones resolved against "
+        "created_at: [{start, end}] (ISO 8601, end exclusive)")
 
 
 class RelationOut(BaseModel):
@@ -377,6 +383,9 @@ class ResultOut(BaseModel):
     memory: MemoryOut
     score: float
     terms: dict[str, float] | None = None
+    reasons: dict[str, str] | None = Field(
+        default=None, description="with explain: a term's reason in words "
+        "(time: \"inside July 2023\")")
     path: dict[str, Any] | None = None
     disputed: bool
     disputed_by: list[str]

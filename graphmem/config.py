@@ -206,6 +206,9 @@ class RetrievalWeights(_Frozen):
     #: ``as_of`` asks about another time: more than two candidates' z-scores apart (the
     #: README's two passwords are 2.7 apart); never above its successor (ADR 0059)
     invalid: float = 3.0
+    #: added to a memory whose event or mentioned time is inside the time the query names,
+    #: fading outside it (issue 49; chosen on ``graphmem bench time``, ADR 0061)
+    time: float = 2.0
 
 
 class RetrievalConfig(_Frozen):
@@ -286,6 +289,11 @@ class RetrievalConfig(_Frozen):
     preview_chars: int = Field(default=80, gt=0)
     #: with filters, the vector seeds are this many times ``vector_k`` (filters drop some)
     filtered_widen: int = Field(default=4, ge=1)
+    #: a query naming a time also takes up to this many memories of that time (event time
+    #: in it, or up to ``time_reach_days`` after it: they may mention it) as candidates
+    time_pool: int = Field(default=200, ge=0)
+    time_reach_days: float = Field(default=31, ge=0)
+    time_reach_before_days: float = Field(default=7, ge=0)
 
     @model_validator(mode="after")
     def _depths(self) -> RetrievalConfig:

@@ -269,13 +269,15 @@ class GraphMemory(AgentMethods):
                  depth: int | None = None,
                  filters: Mapping[str, Any] | None = None,
                  include_archived: bool | None = None, record_access: bool = True,
-                 since: Any = None, until: Any = None, as_of: Any = None
+                 since: Any = None, until: Any = None, as_of: Any = None, now: Any = None
                  ) -> list[RetrievalResult]:
         """The full pipeline: seeds, walk, rerank (see ``graphmem.engine.retrieval``).
 
         ``filters``: source, session_id, topic, kind, type (one or a list), metadata
         (equality), since / until (event time, as the keywords). ``as_of``: only what was
-        known and valid then; without it, memories no longer valid rank lower.
+        known and valid then; without it, memories no longer valid rank lower. A time the
+        query names ("in July 2023", "last week") lifts the memories of that time (term
+        ``time``); ``now`` is the reference of relative ones (default: the store's clock).
         ``include_archived`` (default: only with ``strategy="comprehensive"``) also reaches
         archived memories through the summaries that stand for them. ``record_access``
         counts the results as accessed (agents); operators' reads pass False."""
@@ -283,7 +285,7 @@ class GraphMemory(AgentMethods):
                                   min_similarity=min_similarity, strategy=strategy,
                                   depth=depth, filters=filters,
                                   include_archived=include_archived, since=since,
-                                  until=until, as_of=as_of)
+                                  until=until, as_of=as_of, now=now)
         return self._retriever.retrieve(q, touch=record_access)
 
     def search_index(self, query: str, *, namespace: str, limit: int = 10,

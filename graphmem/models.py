@@ -171,6 +171,10 @@ class Memory:
     # feedback) -> when last, epoch seconds; kept for the promotion window, at most
     # ``MAX_USERS`` (the most recent)
     used_by: dict[str, float] = field(default_factory=dict)
+    # Times the content mentions (issue 49), relative ones resolved against ``created_at`` at
+    # write time ("yesterday" written on 2023-08-28 -> 2023-08-27): (start, end) pairs, end
+    # exclusive; a query naming a time lifts the memories whose event or mentioned time is in it
+    mentioned: tuple[tuple[datetime, datetime], ...] = ()
 
     def copy(self, **changes: Any) -> Memory:
         return replace(self, **changes)
@@ -205,6 +209,7 @@ class Memory:
                     values[i] = v.value
             for i in _SHOWN_DICTS:
                 values[i] = dict(values[i])
+            values[_SHOWN_MENTIONED] = spans_dict(values[_SHOWN_MENTIONED])
             return dict(zip(_SHOWN, values, strict=True))
         out: dict[str, Any] = {}  # with the embeddings and index fields: every field
         for f in fields(self):
@@ -218,6 +223,8 @@ class Memory:
                 value = [float(x) for x in value]
             elif name in ("metadata", "used_by"):
                 value = dict(value)
+            elif name == "mentioned":
+                value = spans_dict(value)
             out[name] = value
         return out
 
@@ -228,10 +235,22 @@ _INDEX_FIELDS = ("embedding", "context_embedding", "keywords", "context_keywords
 _SHOWN = tuple(f.name for f in fields(Memory) if f.name not in _INDEX_FIELDS)
 _TYPES = {f.name: str(f.type) for f in fields(Memory)}
 _SHOWN_GET = attrgetter(*_SHOWN)
-_SHOWN_TIMES = tuple(i for i, n in enumerate(_SHOWN) if "datetime" in _TYPES[n])
+_SHOWN_TIMES = tuple(i for i, n in enumerate(_SHOWN) if _TYPES[n].startswith("datetime"))
 _SHOWN_ENUMS = tuple(i for i, n in enumerate(_SHOWN)
                      if isinstance(globals().get(_TYPES[n]), enum.EnumType))
 _SHOWN_DICTS = tuple(i for i, n in enumerate(_SHOWN) if _TYPES[n].startswith("dict"))
+_SHOWN_MENTIONED = _SHOWN.index("mentioned")
+
+
+def spans_dict(spans: Any) -> list[dict[str, str]]:
+    """Mentioned times as JSON: ``[{"start": iso, "end": iso}, ...]`` (end exclusive).
+
+    Example:
+        >>> t = datetime(2023, 8, 27, tzinfo=UTC)
+        >>> spans_dict([(t, t.replace(day=28))])[0]["end"]
+        '2023-08-28T00:00:00+00:00'
+    """
+    return [{"start": a.isoformat(), "end": b.isoformat()} for a, b in spans]
 
 
 @dataclass(slots=True, frozen=True)
@@ -413,6 +432,7 @@ class Candidate:
     keywords: str
     context_keywords: str
     metadata: dict[str, Any]
+    mentioned: tuple[tuple[datetime, datetime], ...] = ()
     memory: Memory | None = None
 
     @classmethod
@@ -420,7 +440,7 @@ class Candidate:
         return cls(m.id, m.status, m.tier, m.kind, m.type, m.source, m.session_id, m.topic,
                    m.created_at, m.valid_from, m.valid_until, m.importance,
                    m.base_importance, m.reinforced_at, m.access_count, m.keywords,
-                   m.context_keywords, m.metadata, m)
+                   m.context_keywords, m.metadata, m.mentioned, m)
 
     def valid_at(self, at: datetime) -> bool:
         """``Memory.valid_at``."""
@@ -450,6 +470,8 @@ class RetrievalResult:
     path: WalkPath
     disputed: bool = False
     disputed_by: tuple[str, ...] = ()
+    #: why a term holds, in words, by term ("time": "inside July 2023")
+    reasons: dict[str, str] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -463,6 +485,7 @@ class RetrievalResult:
             "path": self.path.to_dict(),
             "disputed": self.disputed,
             "disputed_by": list(self.disputed_by),
+            "reasons": dict(self.reasons),
         }
 
 

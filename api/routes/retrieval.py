@@ -23,7 +23,7 @@ def _options(body: s.SearchIn) -> dict[str, Any]:
             "strategy": body.strategy, "depth": body.depth,
             "filters": (body.filters.model_dump(exclude_none=True)
                         if body.filters is not None else None),
-            "include_archived": body.include_archived, "as_of": body.as_of}
+            "include_archived": body.include_archived, "as_of": body.as_of, "now": body.now}
 
 
 @router.post("/v1/search", response_model=list[s.ResultOut])
@@ -33,7 +33,7 @@ def search(body: s.SearchIn, who: Auth, mem: Mem) -> Any:
     out = [r.to_dict() for r in results]
     if not body.explain:
         for r in out:
-            r["terms"] = r["path"] = None
+            r["terms"] = r["path"] = r["reasons"] = None
     return _RESULTS(out)
 
 

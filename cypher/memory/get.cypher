@@ -38,4 +38,5 @@ RETURN m.id AS id,
        m.valid_from AS valid_from,
        m.valid_until AS valid_until,
        m.superseded_by AS superseded_by,
-       m.used_by AS used_by
+       m.used_by AS used_by,
+       m.mentioned AS mentioned

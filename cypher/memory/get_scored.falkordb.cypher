@@ -10,7 +10,7 @@
 // parameters: namespace (string), ids (list of string), vector (list of float, normalised)
 // returns: packed (string: a JSON map of the other fields of memory/get, with sim_content
 //          and sim_context (float | null)), content, source, topic, session_id, metadata,
-//          type, used_by
+//          type, used_by, mentioned
 // mode: read
 MATCH (m:Memory {namespace: $namespace})
 WHERE m.id IN $ids
@@ -55,4 +55,5 @@ RETURN toJSON({
        m.session_id AS session_id,
        m.metadata AS metadata,
        m.type AS type,
-       m.used_by AS used_by
+       m.used_by AS used_by,
+       m.mentioned AS mentioned

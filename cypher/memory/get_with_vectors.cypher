@@ -42,4 +42,5 @@ RETURN m.id AS id,
        m.valid_until AS valid_until,
        m.superseded_by AS superseded_by,
        m.used_by AS used_by,
+       m.mentioned AS mentioned,
        v.vector AS embedding, c.vector AS context_embedding

@@ -44,5 +44,6 @@ RETURN m.seq AS seq, m.id AS id,
        m.valid_until AS valid_until,
        m.superseded_by AS superseded_by,
        m.used_by AS used_by,
+       m.mentioned AS mentioned,
        v.vector AS embedding, c.vector AS context_embedding
 ORDER BY seq

@@ -42,6 +42,7 @@ RETURN m.id AS id,
        m.valid_from AS valid_from,
        m.valid_until AS valid_until,
        m.superseded_by AS superseded_by,
-       m.used_by AS used_by
+       m.used_by AS used_by,
+       m.mentioned AS mentioned
 ORDER BY m.created_at, m.seq
 LIMIT $limit

@@ -108,6 +108,32 @@ def bench_locomo(folder: Path, convs: str | None, ks: str, store: str,
     _write_json(out, result)
 
 
+@bench.command("time")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--histories", type=click.IntRange(min=1), default=5, show_default=True,
+              help="synthetic users, ~15 months and ~600 memories each")
+@click.option("--weights", default="0,0.5,1,2", show_default=True,
+              help="comma-separated values of weights.time, compared on the same store")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="the JSON, e.g. bench/results/time-questions.json")
+@handles_errors
+def bench_time(seed: int, histories: int, weights: str, out: Path | None) -> None:
+    """Questions naming a time (issue 49) on synthetic dated histories: R@1/5/10 and MRR
+    per weights.time and question kind (absolute, relative, mentioned, none)."""
+    from graphmem.bench.time_questions import run_time_bench, table
+
+    try:
+        values = [float(w) for w in weights.split(",") if w.strip()]
+    except ValueError:
+        _fail(f"--weights needs comma-separated numbers, got {weights!r}")
+    if not values:
+        _fail("--weights needs at least one number")
+    result = run_time_bench(seed=seed, histories=histories, weights=values,
+                            progress=lambda msg: click.echo(msg, err=True))
+    click.echo(table(result))
+    _write_json(out, result)
+
+
 @bench.command("parity")
 @locomo_data
 @convs_option

@@ -92,18 +92,21 @@ def store(data: Location, namespace: str, as_json: bool, content: str,
 @click.option("--until", type=click.DateTime(), default=None, help="event time before")
 @click.option("--as-of", type=click.DateTime(), default=None,
               help="answer as of this time: what was known and valid then")
+@click.option("--now", type=click.DateTime(), default=None,
+              help="the reference time of a time the query names relative to now "
+                   "('last week'); default: the clock")
 @handles_errors
 def search(data: Location, namespace: str, as_json: bool, query: str, limit: int,
            depth: int | None, strategy: str | None, tiers: tuple[str, ...],
            min_similarity: float | None, index_only: bool, include_archived: bool | None,
            record_access: bool, types: tuple[str, ...], since: datetime | None,
-           until: datetime | None, as_of: datetime | None) -> None:
+           until: datetime | None, as_of: datetime | None, now: datetime | None) -> None:
     """Retrieve memories for a query (full pipeline), with score terms and paths."""
     opts: dict[str, Any] = {"limit": limit, "depth": depth, "strategy": strategy,
                             "tiers": list(tiers) or None, "min_similarity": min_similarity,
                             "include_archived": include_archived,
                             "filters": {"type": list(types)} if types else None,
-                            "since": since, "until": until, "as_of": as_of}
+                            "since": since, "until": until, "as_of": as_of, "now": now}
     with data.open() as mem:
         if index_only:
             entries = mem.search_index(query, namespace=namespace, **opts)
@@ -124,6 +127,8 @@ def search(data: Location, namespace: str, as_json: bool, query: str, limit: int
         click.echo(f"{r.score:7.3f}  [{r.memory.tier.value}] {r.memory.content[:90]}{flag}")
         click.echo(f"         id {r.memory.id}  via {r.path}")
         click.echo("         " + "  ".join(f"{k}={v:.3f}" for k, v in r.terms.items() if v))
+        for term, reason in r.reasons.items():
+            click.echo(f"         {term}: {reason}")
 
 
 @main.command()

@@ -46,6 +46,8 @@ def memory(d: Mapping[str, Any]) -> Memory:
             value = _ENUMS[name](value)
         elif name == "metadata":
             value = dict(value or {})
+        elif name == "mentioned":
+            value = tuple((_time(x["start"]), _time(x["end"])) for x in value or ())
         values[name] = value
     return Memory(**values)
 
@@ -68,7 +70,7 @@ def result(d: Mapping[str, Any]) -> RetrievalResult:
     explanation (``explain=False``)."""
     return RetrievalResult(memory(d["memory"]), float(d["score"]), dict(d.get("terms") or {}),
                            path(d.get("path")), bool(d.get("disputed", False)),
-                           tuple(d.get("disputed_by") or ()))
+                           tuple(d.get("disputed_by") or ()), dict(d.get("reasons") or {}))
 
 
 def index_entry(d: Mapping[str, Any]) -> IndexEntry:

@@ -26,6 +26,7 @@ from graphmem.models import (
 from graphmem.rules import dynamics
 from graphmem.rules import validation as v
 from graphmem.rules.text import content_hash
+from graphmem.rules.time_expr import mentioned_times
 from graphmem.store.base import WriteBatch
 
 #: the fields an update records in the memory's history when they change
@@ -144,6 +145,7 @@ class Editor:
             m.embedding = ahead if ahead is not None else core.embedder.embed([m.content])[0]
             m.keywords = core.analyzer.index_text(
                 m.content, m.created_at if wc.date_in_keywords else None)
+            m.mentioned = mentioned_times(m.content, m.created_at)
             self._relink_after_change(ns, m, records, batch)
         m.updated_at = core.clock()
         changed = [f for f in _TRACKED if getattr(m, f) != getattr(before, f)]

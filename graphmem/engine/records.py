@@ -16,6 +16,7 @@ from graphmem.errors import ValidationError
 from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status
 from graphmem.rules import validation as v
 from graphmem.rules.text import Analyzer, content_hash
+from graphmem.rules.time_expr import mentioned_times
 from graphmem.store.base import WriteBatch
 
 
@@ -76,7 +77,27 @@ def memory_from_record(rec: Mapping[str, Any], namespace: str, config: GraphMemC
                         else float(rec["last_predicted"])),
         stored_at=v.timestamp(rec.get("stored_at")) or now,
         reinforced_at=v.timestamp(rec.get("reinforced_at")) or now,
+        mentioned=_mentioned(rec.get("mentioned"), content, created),
     )
+
+
+def _mentioned(value: Any, content: str, created: datetime
+               ) -> tuple[tuple[datetime, datetime], ...]:
+    """The exported mentioned times (``[{"start", "end"}, ...]``), or those of the content
+    when the record has none (an export of a graphmem before issue 49, or another tool's)."""
+    if value is None:
+        return mentioned_times(content, created)
+    if not isinstance(value, list):
+        raise ValidationError("mentioned must be a list of {start, end}")
+    out = []
+    for span in value:
+        if not isinstance(span, Mapping):
+            raise ValidationError("mentioned must be a list of {start, end}")
+        start, end = v.timestamp(span.get("start")), v.timestamp(span.get("end"))
+        if start is None or end is None or not start < end:
+            raise ValidationError("a mentioned time needs a start before its end")
+        out.append((start, end))
+    return tuple(out)
 
 
 def edge_from_record(rec: Mapping[str, Any], namespace: str) -> Relation:

@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -51,6 +51,9 @@ from graphmem.rules import fusion, scoring
 from graphmem.rules import validation as v
 from graphmem.rules.bm25 import bm25
 from graphmem.rules.tiers import age_hours, decayed_importance
+from graphmem.rules.time_expr import TimeSpan, query_span
+from graphmem.rules.time_prior import keyword_query, proximity
+from graphmem.store.base import ListSpec
 
 log = logging.getLogger(__name__)
 #: at most this many distinct keyword fields keep their split terms (then the memo starts over)
@@ -73,6 +76,8 @@ class _Ranked(NamedTuple):
     score: float
     terms: dict[str, float]
     path: WalkPath
+    #: a term's reason in words, by term (``RetrievalResult.reasons``)
+    reasons: dict[str, str] | None = None
 
 
 class _Keywords(NamedTuple):
@@ -115,12 +120,15 @@ class Query:
     #: memories no longer valid still rank, below by ``weights.invalid`` and never above
     #: the memory that superseded them (ADR 0059)
     as_of: datetime | None = None
+    #: the time the query names (issue 49), relative words read against ``now=`` or the
+    #: clock: a soft prior (term ``time``), never a filter
+    window: TimeSpan | None = None
 
     def key(self) -> tuple[Any, ...]:
         """Everything that decides the answer (the hot cache's key)."""
         filters = tuple(sorted((k, repr(v)) for k, v in self.filters.items()))
         return (self.namespace, self.text, self.limit, self.tiers, self.min_similarity,
-                self.strategy, self.depth, filters, self.archived, self.as_of)
+                self.strategy, self.depth, filters, self.archived, self.as_of, self.window)
 
 
 class Retriever:
@@ -181,7 +189,7 @@ class Retriever:
               strategy: str | None = None, depth: int | None = None,
               filters: Mapping[str, Any] | None = None,
               include_archived: bool | None = None, as_of: Any = None,
-              since: Any = None, until: Any = None) -> Query:
+              since: Any = None, until: Any = None, now: Any = None) -> Query:
         rc = self.config.retrieval
         if not isinstance(text, str) or not text.strip():
             raise ValidationError("query is empty")
@@ -222,6 +230,8 @@ class Retriever:
                 include_archived is None and strategy == "comprehensive") else
                 "hidden" if include_archived is not None or not rc.reach_archived else "below"),
             as_of=v.timestamp(as_of),
+            window=query_span(text, v.timestamp(now) or self.clock()) if rc.weights.time
+            else None,
         )
 
     def retrieve(self, q: Query, *, touch: bool = True) -> list[RetrievalResult]:
@@ -319,7 +329,7 @@ class Retriever:
         ranked by the namespace's BM25 (none of it needs the query's vector)."""
         rc = self.config.retrieval
         ns = q.namespace
-        terms = self.analyzer.query_terms(q.text)
+        terms = self.analyzer.query_terms(keyword_query(q.text, q.window))
         statuses = (Status.ACTIVE,) if q.archived == "hidden" else tuple(Status)
         stats = self.store.keyword_stats(ns, terms) if terms else None
         seed_terms = self._seed_terms(terms, stats)
@@ -372,7 +382,7 @@ class Retriever:
                  if q.depth > 0 else [])
         reached = bounded_walk(seeds, edges, q.depth, rc.edge_weights, rc.hop_decay,
                                rc.max_walk_nodes)
-        pool = set(ordered) | set(reached)
+        pool = set(ordered) | set(reached) | self._time_seeds(q, statuses)
         memories, cosines = self.store.get_scored(ns, sorted(pool), vec)
         lineage = self._lineage(ns, [m for m in memories.values()
                                      if m.status is not Status.ACTIVE]) \
@@ -405,6 +415,7 @@ class Retriever:
         max_access = max((memories[i].access_count for i in cands), default=0)
         computed = self.config.importance.computed
         pairs = scoring.weighted(w)
+        reasons: dict[str, str] = {}
         results: list[_Ranked] = []
         for i in cands:
             m = memories[i]
@@ -431,6 +442,12 @@ class Retriever:
             if q.archived != "hidden" and m.kind is Kind.SUMMARY and w.summary:
                 score -= w.summary  # its members are reached: they speak first (ADR 0059)
                 terms_i["summary"] = 1.0
+            if q.window is not None:  # the time the query names (issue 49, ADR 0061)
+                near, why = proximity(q.window, m.created_at, m.mentioned)
+                terms_i["time"] = near
+                score += w.time * near
+                if why:
+                    reasons[i] = why
             if i in lineage:  # an archived memory, reached through its summary
                 if q.archived == "below":  # the default view: below active peers (ADR 0059)
                     score -= w.archived
@@ -439,7 +456,8 @@ class Retriever:
                                 steps=(PathStep(RelationType.SUMMARIZES, True),))
             else:
                 path = reached[i].path if i in reached else WalkPath(nodes=(i,))
-            results.append(_Ranked(m, score, terms_i, path))
+            results.append(_Ranked(m, score, terms_i, path,
+                                   {"time": reasons[i]} if i in reasons else None))
 
         if q.as_of is None:
             self._below_successors(ns, results)
@@ -448,6 +466,20 @@ class Retriever:
         if q.archived != "hidden":
             return _few_summaries(results, rc.summaries_shown)
         return results
+
+    def _time_seeds(self, q: Query, statuses: tuple[Status, ...]) -> set[str]:
+        """Memories of the time the query names, as candidates (issue 49): their event time
+        in the window, a few days before it (a time remembered a little wrong) or up to
+        ``time_reach_days`` after it (they may mention it), oldest first; ranking decides
+        whether they are relevant."""
+        rc = self.config.retrieval
+        if q.window is None or not rc.time_pool:
+            return set()
+        spec = ListSpec(statuses=statuses, tiers=q.tiers,
+                        since=q.window.start - timedelta(days=rc.time_reach_before_days),
+                        until=q.window.end + timedelta(days=rc.time_reach_days),
+                        sort="created_at", descending=False, limit=rc.time_pool)
+        return {m.id for m in self.store.list_page(q.namespace, spec)}
 
     def _below_successors(self, ns: str, results: list[_Ranked]) -> None:
         """A superseded memory ranks below the memory that superseded it when both are
@@ -479,7 +511,8 @@ class Retriever:
         for r in ranked:
             m = r.candidate.memory or whole.get(r.candidate.id)
             if m is not None:
-                out.append(RetrievalResult(m, r.score, r.terms, r.path))
+                out.append(RetrievalResult(m, r.score, r.terms, r.path,
+                                           reasons=dict(r.reasons or {})))
         return out
 
     def _lineage(self, ns: str, archived: list[Candidate]) -> dict[str, str]:

@@ -37,6 +37,7 @@ from graphmem.models import (
 from graphmem.rules import validation as v
 from graphmem.rules.text import content_hash
 from graphmem.rules.tiers import tier_for_importance
+from graphmem.rules.time_expr import mentioned_times
 from graphmem.store.base import EdgeKey, WriteBatch
 
 Clock = Callable[[], datetime]
@@ -340,6 +341,7 @@ class Writer:
             valid_from=s.valid_from, valid_until=s.valid_until,
             keywords=self.analyzer.index_text(
                 s.content, created if self.config.write.date_in_keywords else None),
+            mentioned=mentioned_times(s.content, created),
         )
 
     def _reinforce(self, twin: Memory, spec: MemoryInput, now: datetime) -> Memory:

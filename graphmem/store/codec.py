@@ -68,7 +68,9 @@ def scalar(value: Any) -> Any:
 
 def flatten(m: Memory) -> dict[str, Any]:
     """Every scalar field of ``m`` as stored (vectors are the adapter's: ``VECTOR_FIELDS``)."""
-    return {name: scalar(getattr(m, name)) for name in MEMORY_FIELDS}
+    out = {name: scalar(getattr(m, name)) for name in MEMORY_FIELDS}
+    out["mentioned"] = mentioned_json(m.mentioned)
+    return out
 
 
 def _metadata(value: Any) -> dict[str, Any]:
@@ -78,6 +80,19 @@ def _metadata(value: Any) -> dict[str, Any]:
 def _used_by(value: Any) -> dict[str, float]:
     return {} if not value or value == "{}" else {
         str(k): float(t) for k, t in json.loads(value).items()}
+
+
+def _mentioned(value: Any) -> tuple[tuple[datetime, datetime], ...]:
+    """Mentioned times as stored (JSON ``[[start, end], ...]`` in POSIX seconds) as pairs."""
+    if not value or value == "[]":
+        return ()
+    return tuple((datetime.fromtimestamp(a, UTC), datetime.fromtimestamp(b, UTC))
+                 for a, b in json.loads(value))
+
+
+def mentioned_json(spans: Any) -> str:
+    """Mentioned times as stored: ``[[start, end], ...]`` in POSIX seconds."""
+    return json.dumps([[a.timestamp(), b.timestamp()] for a, b in spans])
 
 
 def _enum(cls: type[enum.Enum]) -> Any:
@@ -104,6 +119,8 @@ def _converter(name: str) -> Any:
         return _metadata
     if name == "used_by":
         return _used_by
+    if name == "mentioned":
+        return _mentioned
     if name in _FLOATS:
         return lambda v: float(v or 0.0)
     if name in _INTS:
@@ -194,7 +211,7 @@ def candidate_row(row: Sequence[Any]) -> Candidate:
     """
     (id_, status, tier, kind, type_, source, session_id, topic, created_at, valid_from,
      valid_until, importance, base_importance, reinforced_at, access_count, keywords,
-     context_keywords, metadata) = row
+     context_keywords, metadata, mentioned) = row
     kind = _KIND(kind)
     if type_ is None:
         type_ = untyped(kind)
@@ -205,7 +222,7 @@ def candidate_row(row: Sequence[Any]) -> Candidate:
         None if valid_until is None else _fromtimestamp(valid_until, UTC),
         float(importance or 0.0), float(base_importance or 0.0),
         _fromtimestamp(reinforced_at, UTC), int(access_count or 0), keywords or "",
-        context_keywords or "", _metadata(metadata))
+        context_keywords or "", _metadata(metadata), _mentioned(mentioned))
 
 
 def floats(vector: np.ndarray | None) -> list[float] | None:

@@ -15,7 +15,7 @@ from graphmem.errors import SchemaVersionError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -400,3 +400,15 @@ def _to_v10(conn: sqlite3.Connection) -> None:
 
 
 MIGRATIONS[9] = _to_v10
+
+
+# v11: the times a memory's content mentions (issue 49), as JSON [[start, end], ...] in
+# POSIX seconds; older memories mention none until they are written again
+_V11 = "ALTER TABLE memories ADD COLUMN mentioned TEXT NOT NULL DEFAULT '[]'"
+
+
+def _to_v11(conn: sqlite3.Connection) -> None:
+    _run(conn, _V11)
+
+
+MIGRATIONS[10] = _to_v11

@@ -51,6 +51,8 @@ _TARGETS = itertools.count()
 #: every date-time field of a request body: (method, path, body with the time at "T")
 TIME_FIELDS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "search as_of": ("POST", "/v1/search", {"namespace": NS, "query": "q", "as_of": "T"}),
+    "search now": ("POST", "/v1/search", {"namespace": NS, "query": "q", "now": "T"}),
+    "index now": ("POST", "/v1/search/index", {"namespace": NS, "query": "q", "now": "T"}),
     "search filters.since": ("POST", "/v1/search",
                              {"namespace": NS, "query": "q", "filters": {"since": "T"}}),
     "search filters.until": ("POST", "/v1/search",

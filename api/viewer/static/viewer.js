@@ -32,6 +32,7 @@
     archived: "archived by a consolidation: reached through its summary, ranked a little lower",
     summary: "a summary: it ranks after the memories it stands for",
     invalid: "no longer valid (superseded, or its validity ended): ranked lower",
+    time: "the query names a time, and it happened or mentions a time in it (or near it)",
   };
   const state = {who: null, ns: null, cy: null};
   window.graphmemViewer = state;  // the browser tests read the graph from here
@@ -54,6 +55,12 @@
     return node;
   }
   const fmtDate = (iso) => iso ? new Date(iso).toLocaleString() : "—";
+  // a mentioned time [start, end): a day, or its first and last day (UTC, as stored)
+  const fmtSpan = (s) => {
+    const day = (t) => new Date(t).toISOString().slice(0, 10);
+    const last = new Date(new Date(s.end).getTime() - 1);
+    return day(s.start) === day(last) ? day(s.start) : `${day(s.start)} to ${day(last)}`;
+  };
   const fmtNum = (x, d = 3) => (typeof x === "number" ? x.toFixed(d) : "—");
   const short = (text, n = 80) => (text.length > n ? text.slice(0, n - 1) + "…" : text);
   const tierBadge = (t) => h("span", {class: `badge tier-${t}`, text: t});
@@ -214,7 +221,8 @@
       ["last accessed", fmtDate(m.last_accessed_at)], ["accesses", m.access_count],
       ["feedback", `${m.success_count} successes, ${m.failure_count} failures, surprise ${fmtNum(m.surprise_score)}`],
       ["source", m.source || "—"], ["topic", m.topic || "—"], ["session", m.session_id || "—"],
-      ["pinned", m.pinned ? "yes (never demoted or evicted)" : "no"]];
+      ["pinned", m.pinned ? "yes (never demoted or evicted)" : "no"],
+      ["mentions", (m.mentioned || []).length ? m.mentioned.map((s) => fmtSpan(s)).join("; ") : "—"]];
     for (const [k, v] of Object.entries(m.metadata || {})) rows.push([`metadata.${k}`, JSON.stringify(v)]);
     return h("dl", {class: "fields"}, rows.map(([k, v]) => [h("dt", {text: k}), h("dd", {text: String(v)})]));
   }
@@ -247,8 +255,10 @@
       h("p", {"data-testid": "path", text: explainPath(r.path, byId)}));
     const terms = Object.entries(r.terms || {}).filter(([, v]) => Math.abs(v) > 1e-9)
       .sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]));
+    const reasons = r.reasons || {};
     box.append(h("ul", {class: "why"}, terms.map(([k, v]) =>
-      h("li", {}, h("strong", {text: `${k} ${fmtNum(v)}`}), ` — ${TERM_WORDS[k] || k}`))));
+      h("li", {"data-term": k}, h("strong", {text: `${k} ${fmtNum(v)}`}), ` — ${TERM_WORDS[k] || k}`,
+        reasons[k] ? `: ${reasons[k]}` : ""))));
     return box;
   }
 
