@@ -101,6 +101,9 @@ def _seed(folder: Path) -> dict[str, Any]:
         finally:
             Consolidator._retrieval_check = original
         foreign_run = mem.consolidate(namespace=FOREIGN, dry_run=True)
+        rota = mem.store("Last week the on-call rotation moved to Priya", namespace=NS,
+                         created_at=datetime(2025, 3, 12, 9, tzinfo=UTC))
+        ids.update(rota=rota.id)
         ids.update(deploy=deploy.id, timeouts=timeouts.id, pg14=pg14.id, foreign=foreign.id,
                    run=run.id, run_status=run.status, foreign_run=foreign_run.id)
     keys = KeyStore(folder / "keys.db")
@@ -228,6 +231,20 @@ def test_search_timeline_entry_and_why(page: Any, served: dict[str, Any], shots:
     assert after["access_count"] == before["access_count"]
     assert after["last_accessed_at"] == before["last_accessed_at"]
     _only_loopback(page, served)
+
+
+def test_why_names_the_time_the_query_names(page: Any, served: dict[str, Any]) -> None:
+    """A query naming a month: the memory of that month says why in words (issue 49), and
+    its record shows the week its content mentions ("last week", resolved when written)."""
+    _sign_in(page, served, served["admin"])
+    page.get_by_label("Query").fill("who took over the on-call rotation in March 2025?")
+    page.get_by_role("button", name="Search").click()
+    page.locator("[data-testid=index] a", has_text="on-call rotation").first.click()
+    page.locator("[data-testid=entry]").wait_for()
+    assert "2025-03-03 to 2025-03-09" in page.get_by_test_id("entry").inner_text()
+    term = page.locator("[data-testid=why] li[data-term=time]")
+    term.wait_for()
+    assert "inside March 2025" in term.inner_text()
 
 
 def test_the_list_and_the_memory_page_show_one_score(page: Any, served: dict[str, Any]) -> None:
