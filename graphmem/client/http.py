@@ -74,12 +74,13 @@ class _Calls:
 
     @staticmethod
     def store(namespace: str, content: str, **fields: Any) -> tuple[str, str, Any, Any]:
-        return "POST", "/v1/memories", None, {"namespace": namespace, "content": content,
-                                              **fields}
+        return "POST", "/v1/memories", None, wire.jsonable({"namespace": namespace,
+                                                            "content": content, **fields})
 
     @staticmethod
     def store_many(namespace: str, items: list[dict[str, Any]]) -> tuple[str, str, Any, Any]:
-        return "POST", "/v1/memories", None, {"namespace": namespace, "items": items}
+        return "POST", "/v1/memories", None, wire.jsonable({"namespace": namespace,
+                                                            "items": items})
 
     @staticmethod
     def get(namespace: str, id: str) -> tuple[str, str, Any, Any]:
@@ -119,7 +120,8 @@ class _Calls:
     @staticmethod
     def search(namespace: str, query: str, path: str = "/v1/search",
                **options: Any) -> tuple[str, str, Any, Any]:
-        return "POST", path, None, {"namespace": namespace, "query": query, **options}
+        return "POST", path, None, wire.jsonable({"namespace": namespace, "query": query,
+                                                  **options})
 
     @staticmethod
     def timeline(namespace: str, anchor_id: str, before: int, after: int

@@ -77,3 +77,20 @@ def index_entry(d: Mapping[str, Any]) -> IndexEntry:
     return IndexEntry(d["id"], d["preview"], Tier(d["tier"]), float(d["score"]),
                       int(d["token_estimate"]), _time(d["created_at"]) or datetime.min,
                       d.get("session_id"), bool(d.get("disputed", False)))
+
+
+def jsonable(value: Any) -> Any:
+    """A request body as JSON takes it: datetimes as ISO 8601 strings (the API reads no
+    epochs), inside dicts and lists too.
+
+    Example:
+        >>> jsonable({"now": datetime(2023, 8, 30), "filters": {"since": None}})
+        {'now': '2023-08-30T00:00:00', 'filters': {'since': None}}
+    """
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    return value

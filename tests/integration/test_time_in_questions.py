@@ -114,3 +114,24 @@ def test_mentioned_times_survive_export_and_import(mem: GraphMemory, tmp_path, c
         other.import_records([json.loads(line) for line in out.getvalue().splitlines()],
                              namespace=NS)
         assert other.get(m.id, namespace=NS).mentioned == m.mentioned
+
+
+def test_rest_and_the_client_take_now_and_explain_the_time(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Over HTTP: ``now`` (a datetime through the client, ISO 8601 on the wire) moves the
+    window, the reason comes back in words, and a memory shows what it mentions."""
+    from tests.api.test_rest import Server
+
+    with Server(tmp_path) as server:
+        c = server.client(["trips"])
+        rio = c.store("Yesterday I got back from Rio", namespace=NS,
+                      created_at="2023-08-28T18:00:00Z")
+        c.store("I got back from Lisbon", namespace=NS, created_at="2023-05-02T18:00:00Z")
+        assert [(a.date().isoformat(), b.date().isoformat()) for a, b in rio.mentioned] == [
+            ("2023-08-27", "2023-08-28")]
+        hits = c.retrieve("where did I get back from last week?", namespace=NS,
+                          now=datetime(2023, 9, 1, tzinfo=UTC))
+        assert hits[0].id == rio.id  # written on Monday the 28th, about Sunday the 27th
+        assert hits[0].reasons["time"] == "mentions a time inside 2023-08-21 to 2023-08-27"
+        bare = c.retrieve("where did I get back from last week?", namespace=NS,
+                          now=datetime(2023, 9, 1, tzinfo=UTC), explain=False)
+        assert bare[0].reasons == {} and bare[0].id == rio.id
