@@ -158,3 +158,20 @@ def test_cli_what_agents_remember(tmp_path: Path) -> None:
     bad = gm("delete-all", *base, "--confirm", "nope", ok=False)
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
     assert json.loads(gm("delete-all", *base, "--confirm", "team").stdout) == {"deleted": 4}
+
+
+def test_search_reads_a_time_against_now_and_says_why(tmp_path: Path) -> None:
+    """``search --now``: "last week" read as of that day lifts the memory that mentions it,
+    and the plain output gives the reason in words (issue 49)."""
+    data = str(tmp_path / "data")
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(json.dumps(x) for x in [
+        {"content": "Yesterday the team shipped the billing migration",
+         "created_at": "2023-08-23T17:00:00+00:00"},
+        {"content": "The team shipped the search migration",
+         "created_at": "2023-05-03T17:00:00+00:00"}]) + "\n")
+    gm("import", "--data", data, "--create", "-n", "ops", str(src))
+    out = gm("search", "--data", data, "-n", "ops", "--now", "2023-08-30",
+             "what did the team ship last week?").stdout
+    assert out.index("billing migration") < out.index("search migration")
+    assert "time: inside 2023-08-21 to 2023-08-27" in out
