@@ -276,13 +276,37 @@ class _GuardedMixin(_ProtocolBase):
                 del waiting[self]
                 return
             self._head_bytes += len(data)
-            if self._head_bytes > self.guard.limits.max_head_bytes \
-                    and not self.transport.is_closing():
-                self._stop_waiting()
-                self.guard.forget(self)
-                self.guard.bit(self, "large_head")
-                self.transport.write(HEAD_TOO_LARGE)
-                self.transport.close()
+            if self._head_bytes > self.guard.limits.max_head_bytes:
+                self._refuse_large_head()
+
+    def _refuse_large_head(self) -> None:
+        if not self.transport.is_closing():
+            self._stop_waiting()
+            self.guard.forget(self)
+            self.guard.bit(self, "large_head")
+            self.transport.write(HEAD_TOO_LARGE)
+            self.transport.close()
+
+    # httptools' callbacks (h11 has its own bound, ``h11_max_incomplete_event_size``) ----------
+    def on_headers_complete(self) -> None:
+        """A head that arrived whole in one read never reached ``data_received``'s count:
+        measured here, before the app sees it; nothing more is parsed once closing."""
+        if self.transport.is_closing():
+            return
+        heads = getattr(self, "headers", ())
+        size = len(getattr(self, "url", b"")) + sum(len(n) + len(v) + 4 for n, v in heads)
+        if size > self.guard.limits.max_head_bytes:
+            self._refuse_large_head()
+            return
+        super().on_headers_complete()  # type: ignore[misc]
+
+    def on_body(self, body: bytes) -> None:
+        if not self.transport.is_closing():
+            super().on_body(body)  # type: ignore[misc]
+
+    def on_message_complete(self) -> None:
+        if not self.transport.is_closing():
+            super().on_message_complete()  # type: ignore[misc]
 
     def on_response_complete(self) -> None:
         super().on_response_complete()

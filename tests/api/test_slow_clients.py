@@ -206,6 +206,19 @@ def test_a_request_head_over_the_size_bound_is_answered_431_and_closed(served: S
     assert _keyed(served) == 200
 
 
+def test_a_request_head_over_the_bound_in_one_burst_is_answered_431(served: Served) -> None:
+    """The same bound when the whole head arrives in one read (it completes before the
+    count of unfinished heads sees it): 431, closed, the app never called."""
+    host, port = served.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as s:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nhost: x\r\n"
+                  + b"".join(b"X-Big-%d: " % i + b"a" * 8192 + b"\r\n" for i in range(12))
+                  + b"\r\n")
+        answer = _read_until_closed(s, 5)
+    assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
+    assert _keyed(served) == 200
+
+
 def test_an_idle_keep_alive_connection_is_closed_after_the_keep_alive_timeout(
         served: Served) -> None:
     host, port = served.url.removeprefix("http://").split(":")
