@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from graphmem.consolidation.plan import Plan, Planner, cluster_batch
+from graphmem.engine.leases import dead_here
 from graphmem.errors import ConflictError, NotFoundError
 from graphmem.models import Status
 from graphmem.store.base import WriteBatch
@@ -229,7 +230,7 @@ class Consolidator:
             if store.acquire_lease(LEASE, self.owner, self._until(self.now), self.now):
                 return self
             holder = store.lease_holder(LEASE)
-            if holder is not None and _dead_here(holder[0]):
+            if holder is not None and dead_here(holder[0]):
                 log.warning("consolidation lease of a process that is gone (%s): taking over",
                             holder[0])
                 store.release_lease(LEASE, holder[0])
@@ -250,17 +251,3 @@ class Consolidator:
         self.lease = Consolidator._Lease(self, owner, now)
         return self.lease
 
-
-def _dead_here(owner: str) -> bool:
-    """True when ``owner`` (``run@host:pid``) names a process of this host that is gone."""
-    _, _, where = owner.rpartition("@")
-    host, _, pid = where.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from graphmem.engine.core import Core
+from graphmem.engine.leases import dead_here
 from graphmem.errors import ConflictError
 from graphmem.models import Memory, RelationType, Status, Tier, Transition, TransitionKind
 from graphmem.rules import dynamics
@@ -249,7 +250,7 @@ class _Lease:
             return None
         held = self.store.lease_holder(LEASE)
         holder = held[0] if held is not None else "unknown"
-        if _dead_here(holder):
+        if dead_here(holder):
             log.warning("maintenance lease of a process that is gone (%s): taking over",
                         holder)
             self.store.release_lease(LEASE, holder)
@@ -264,17 +265,3 @@ class _Lease:
     def release(self) -> None:
         self.store.release_lease(LEASE, self.owner)
 
-
-def _dead_here(owner: str) -> bool:
-    """True when ``owner`` (``run@host:pid``) names a process of this host that is gone."""
-    _, _, where = owner.rpartition("@")
-    host, _, pid = where.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
