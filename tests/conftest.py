@@ -62,20 +62,27 @@ def mem(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock,
         fake_embedder: FakeEmbedder) -> Iterator[GraphMemory]:
     """The facade over each adapter: the embedded folder, a fresh FalkorDB graph, and a real
     Neo4j 5 emptied for the test."""
-    import uuid
-
     from graphmem.config import GraphMemConfig, StoreConfig
 
     if request.param == "sqlite":
-        target, config = str(tmp_path / "data"), GraphMemConfig()
-    elif request.param == "neo4j":
-        target, config = request.getfixturevalue("neo4j_uri"), GraphMemConfig()
-        _wipe_neo4j(target)
+        target, graph = str(tmp_path / "data"), None
     else:
-        target = request.getfixturevalue("falkordb_server").url
-        config = GraphMemConfig(store=StoreConfig(falkordb_graph=f"t{uuid.uuid4().hex}"))
+        target, graph = fresh_graph(request, request.param)
+    config = GraphMemConfig(store=StoreConfig(falkordb_graph=graph) if graph else StoreConfig())
     with GraphMemory.open(target, config=config, clock=clock, embedder=fake_embedder) as m:
         yield m
+
+
+def fresh_graph(request: pytest.FixtureRequest, engine: str) -> tuple[str, str | None]:
+    """An empty graph of the run's servers: the Neo4j 5 emptied (no graph name), or a new
+    FalkorDB graph (its name)."""
+    import uuid
+
+    if engine == "neo4j":
+        uri = request.getfixturevalue("neo4j_uri")
+        _wipe_neo4j(uri)
+        return uri, None
+    return request.getfixturevalue("falkordb_server").url, f"t{uuid.uuid4().hex}"
 
 
 @pytest.fixture(scope="session")

@@ -24,6 +24,7 @@ import pytest
 
 from graphmem.api.keys import KeyStore
 from tests.api.test_rest import _free_port, _wait_ready
+from tests.conftest import fresh_graph
 
 CLIENTS = 8
 NS = "race"
@@ -79,30 +80,21 @@ class Replicas:
             p.wait(timeout=60)
 
 
-def _target(request: pytest.FixtureRequest) -> tuple[str, str | None]:
-    if request.param == "neo4j":
-        from tests.conftest import _wipe_neo4j
-
-        uri = request.getfixturevalue("neo4j_uri")
-        _wipe_neo4j(uri)
-        return uri, None
-    return request.getfixturevalue("falkordb_server").url, f"p{uuid.uuid4().hex}"
+def _replicas(request: pytest.FixtureRequest, tmp_path: Path, n: int) -> Iterator[Replicas]:
+    target, graph = fresh_graph(request, request.param)
+    r = Replicas(tmp_path, target, n, graph)
+    yield r
+    r.close()
 
 
 @pytest.fixture(params=["falkordb", "neo4j"])
 def two(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Replicas]:
-    target, graph = _target(request)
-    r = Replicas(tmp_path, target, 2, graph)
-    yield r
-    r.close()
+    yield from _replicas(request, tmp_path, 2)
 
 
 @pytest.fixture(params=["falkordb", "neo4j"])
 def four(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Replicas]:
-    target, graph = _target(request)
-    r = Replicas(tmp_path, target, 4, graph)
-    yield r
-    r.close()
+    yield from _replicas(request, tmp_path, 4)
 
 
 def _rounds(r: Replicas, rounds: int) -> None:

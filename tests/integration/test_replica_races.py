@@ -20,7 +20,7 @@ import pytest
 from graphmem import GraphMemory
 from graphmem.config import GraphMemConfig, StoreConfig
 from graphmem.errors import ConflictError
-from tests.conftest import FakeEmbedder
+from tests.conftest import FakeEmbedder, fresh_graph
 
 WRITERS = 4
 ROUNDS = 3
@@ -29,14 +29,8 @@ NS = "race"
 
 @pytest.fixture(params=["falkordb", "neo4j"])
 def writers(request: pytest.FixtureRequest) -> Iterator[list[GraphMemory]]:
-    if request.param == "neo4j":
-        from tests.conftest import _wipe_neo4j
-
-        target, config = request.getfixturevalue("neo4j_uri"), GraphMemConfig()
-        _wipe_neo4j(target)
-    else:
-        target = request.getfixturevalue("falkordb_server").url
-        config = GraphMemConfig(store=StoreConfig(falkordb_graph=f"r{uuid.uuid4().hex}"))
+    target, graph = fresh_graph(request, request.param)
+    config = GraphMemConfig(store=StoreConfig(falkordb_graph=graph) if graph else StoreConfig())
     mems = [GraphMemory.open(target, config=config, embedder=FakeEmbedder())
             for _ in range(WRITERS)]
     yield mems
