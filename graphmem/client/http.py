@@ -21,7 +21,7 @@ import httpx
 
 from graphmem import errors
 from graphmem.client import wire
-from graphmem.models import IndexEntry, Memory, Relation, RetrievalResult
+from graphmem.models import IndexEntry, Memory, MemoryPage, Relation, RetrievalResult
 
 _BY_STATUS: dict[int, type[errors.GraphMemError]] = {
     401: errors.AuthError, 403: errors.ForbiddenError, 404: errors.NotFoundError,
@@ -137,6 +137,17 @@ class _Calls:
     def stats(namespace: str) -> tuple[str, str, Any, Any]:
         return "GET", "/v1/stats", _requests(namespace), None
 
+    @staticmethod
+    def list_page(namespace: str, filters: dict[str, Any]) -> tuple[str, str, Any, Any]:
+        # the facade's status=None (every status) is "all" over REST; unset filters are left out
+        query = {k: ("all" if k == "status" and v is None else v)
+                 for k, v in filters.items() if v is not None or k == "status"}
+        return "GET", "/v1/memories", {"namespace": namespace, **wire.jsonable(query)}, None
+
+
+def _page(d: Any) -> MemoryPage:
+    return MemoryPage(_many(wire.memory, d["items"]), d.get("next_cursor"))
+
 
 class GraphMemClient:
     """Synchronous client: ``GraphMemClient(url, api_key)``. ``retries``: how often a call
@@ -240,6 +251,13 @@ class GraphMemClient:
     def stats(self, *, namespace: str) -> dict[str, Any]:
         return dict(self._do(_Calls.stats(namespace)))
 
+    # -- listing (the adapters in graphmem.integrations page through sessions with it) ----
+    def list_page(self, *, namespace: str, status: str | None = "active",
+                  **filters: Any) -> MemoryPage:
+        """``GraphMemory.list_page`` over REST (``GET /v1/memories``): the same filters,
+        sort, order, limit and cursor; ``status=None``: every status."""
+        return _page(self._do(_Calls.list_page(namespace, {"status": status, **filters})))
+
 
 class AsyncGraphMemClient:
     """The same calls, async (``await client.retrieve(...)``).
@@ -315,3 +333,15 @@ class AsyncGraphMemClient:
 
     async def stats(self, *, namespace: str) -> dict[str, Any]:
         return dict(await self._do(_Calls.stats(namespace)))
+
+    # -- listing and edits (the adapters in graphmem.integrations use them) ---------------
+    async def list_page(self, *, namespace: str, status: str | None = "active",
+                        **filters: Any) -> MemoryPage:
+        return _page(await self._do(_Calls.list_page(namespace,
+                                                     {"status": status, **filters})))
+
+    async def update(self, id: str, *, namespace: str, **fields: Any) -> Memory:
+        return wire.memory(await self._do(_Calls.update(namespace, id, **fields)))
+
+    async def delete(self, id: str, *, namespace: str) -> None:
+        await self._do(_Calls.delete(namespace, id))
