@@ -100,6 +100,11 @@ class _Calls:
         return "POST", f"/v1/memories/{id}/{action}", _requests(namespace), body
 
     @staticmethod
+    def restore(namespace: str, id: str, ttl: float | None) -> tuple[str, str, Any, Any]:
+        params = _requests(namespace) | ({} if ttl is None else {"ttl": ttl})
+        return "POST", f"/v1/memories/{id}/restore", params, None
+
+    @staticmethod
     def relate(namespace: str, source_id: str, target_id: str, type: str,
                score: float | None = None) -> tuple[str, str, Any, Any]:
         return "POST", "/v1/relations", None, {"namespace": namespace, "source_id": source_id,
@@ -215,8 +220,9 @@ class GraphMemClient:
     def unpin(self, id: str, *, namespace: str) -> Memory:
         return wire.memory(self._do(_Calls.action(namespace, id, "unpin")))
 
-    def restore(self, id: str, *, namespace: str) -> Memory:
-        return wire.memory(self._do(_Calls.action(namespace, id, "restore")))
+    def restore(self, id: str, *, namespace: str, ttl: float | None = None) -> Memory:
+        """Active again; one whose TTL ran out comes back without one unless ``ttl``."""
+        return wire.memory(self._do(_Calls.restore(namespace, id, ttl)))
 
     def feedback(self, id: str, *, namespace: str, **body: Any) -> Memory:
         return wire.memory(self._do(_Calls.action(namespace, id, "feedback", body)))
@@ -257,6 +263,12 @@ class GraphMemClient:
         """``GraphMemory.list_page`` over REST (``GET /v1/memories``): the same filters,
         sort, order, limit and cursor; ``status=None``: every status."""
         return _page(self._do(_Calls.list_page(namespace, {"status": status, **filters})))
+
+    # -- the namespaces the key may use (LangGraph's store lists its namespaces with it) --
+    def namespaces(self) -> list[str]:
+        """``GraphMemory.namespaces`` over REST (``GET /v1/whoami``): those holding memories
+        that the key may use, and every one it names."""
+        return list(self._do(("GET", "/v1/whoami", None, None))["namespaces"])
 
 
 class AsyncGraphMemClient:
@@ -326,6 +338,9 @@ class AsyncGraphMemClient:
     async def feedback(self, id: str, *, namespace: str, **body: Any) -> Memory:
         return wire.memory(await self._do(_Calls.action(namespace, id, "feedback", body)))
 
+    async def restore(self, id: str, *, namespace: str, ttl: float | None = None) -> Memory:
+        return wire.memory(await self._do(_Calls.restore(namespace, id, ttl)))
+
     async def relate(self, source_id: str, target_id: str, type: str, *, namespace: str,
                      score: float | None = None) -> Relation:
         return wire.relation(await self._do(_Calls.relate(namespace, source_id, target_id,
@@ -345,3 +360,6 @@ class AsyncGraphMemClient:
 
     async def delete(self, id: str, *, namespace: str) -> None:
         await self._do(_Calls.delete(namespace, id))
+
+    async def namespaces(self) -> list[str]:
+        return list((await self._do(("GET", "/v1/whoami", None, None)))["namespaces"])
