@@ -27,6 +27,7 @@ from graphmem.api.keys import KeyStore
 from graphmem.api.routes import (
     agents,
     consolidation,
+    events,
     memories,
     operations,
     relations,
@@ -324,7 +325,7 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
 
     app.add_middleware(CountRequests, requests=requests, latency=latency)
     for router in (agents.router, memories.router, relations.router, retrieval.router,
-                   consolidation.router, operations.router):
+                   consolidation.router, operations.router, events.router):
         app.include_router(router)
     from graphmem.api import viewer
 

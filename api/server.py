@@ -45,6 +45,9 @@ log = logging.getLogger(__name__)
 #: the bound derived from the open-files limit never exceeds this (memory, not descriptors,
 #: is then the limit: set ``GRAPHMEM_MAX_CONNECTIONS`` for more)
 AUTO_MAX_CONNECTIONS = 8192
+#: the live events' route (``api/routes/events.py``): a response that lasts until the client
+#: goes, so a shutdown closes it rather than waiting for it
+EVENTS_PATH = "/v1/events"
 #: uvicorn's listen backlog (the kernel's queue of connections not yet accepted)
 DEFAULT_BACKLOG = 2048
 #: the answer to a request head over ``max_head_bytes`` (httptools alone bounds none)
@@ -319,6 +322,17 @@ class _GuardedMixin(_ProtocolBase):
         if not self.transport.is_closing():
             self.guard.bit(self, "idle")
         super().timeout_keep_alive_handler()
+
+    def shutdown(self) -> None:
+        """A graceful shutdown waits for the responses in flight; an event stream never
+        ends by itself, so its connection is closed now (its client resumes elsewhere, or
+        after the restart, with Last-Event-ID)."""
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete and \
+                cycle.scope.get("path") == EVENTS_PATH and not self.transport.is_closing():
+            self.transport.close()
+            return
+        super().shutdown()
 
     def handle_websocket_upgrade(self, *args: Any) -> None:
         self._stop_waiting()

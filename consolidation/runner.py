@@ -94,7 +94,7 @@ class Consolidator:
         if dry_run:  # saved, so the report can be opened later; it changes nothing else
             data = self._new_run(run_id, namespace, now, dry_run=True)[0]
             with self.lock:
-                self.store.save_run(data)
+                self.core.save_run(data)
             return ConsolidationRun(data)
         with self._lease(run_id, now):
             unfinished = [r for r in self.store.list_runs()
@@ -106,7 +106,7 @@ class Consolidator:
                 return ConsolidationRun(data)
             data, _ = self._new_run(run_id, namespace, now, dry_run=False)
             with self.lock:
-                self.store.save_run(data)
+                self.core.save_run(data)
             if data["status"] == "running":
                 self._apply(data)
             return ConsolidationRun(data)
@@ -119,7 +119,7 @@ class Consolidator:
             data["status"] = data["report"]["status"] = "running"
             data["approved_at"] = self.core.clock().isoformat()
             with self.lock:
-                self.store.save_run(data)
+                self.core.save_run(data)
             self._apply(data)
         return ConsolidationRun(data)
 
@@ -142,7 +142,7 @@ class Consolidator:
             data["status"] = data["report"]["status"] = "rolled_back"
             data["rolled_back_at"] = self.core.clock().isoformat()
             with self.lock:
-                self.store.save_run(data)
+                self.core.save_run(data)
         return ConsolidationRun(data)
 
     # -- planning ----------------------------------------------------------------------------
@@ -196,14 +196,14 @@ class Consolidator:
                 self.progress("apply", len(done), len(data["clusters"]))
             if time.monotonic() - saved > 2.0:  # progress every few seconds: re-applying a
                 with self.lock:                # cluster after a crash changes nothing
-                    self.store.save_run(data)
+                    self.core.save_run(data)
                 if self.lease is not None:
                     self.lease.heartbeat()
                 saved = time.monotonic()
         data["status"] = data["report"]["status"] = "applied"
         data["finished_at"] = now.isoformat()
         with self.lock:
-            self.store.save_run(data)
+            self.core.save_run(data)
 
     # -- helpers -----------------------------------------------------------------------------
     def _get(self, run_id: str) -> dict[str, Any]:

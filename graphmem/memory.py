@@ -16,6 +16,7 @@ from graphmem.engine.agents import AgentMethods, CaptureGate
 from graphmem.engine.core import Clock, Core
 from graphmem.engine.edits import Editor
 from graphmem.engine.embedding import Embedder, make_embedder
+from graphmem.engine.events import Subscription
 from graphmem.engine.maintenance import Maintainer, MaintenanceReport
 from graphmem.engine.retrieval import Retriever
 from graphmem.engine.writes import Writer
@@ -84,6 +85,7 @@ class GraphMemory(AgentMethods):
         return cls(store, embedder=embedder, config=config, clock=clock)
 
     def close(self) -> None:
+        self.core.events.close()  # listeners end: nothing more will happen here
         self._access.close()  # deferred access bookkeeping is recorded first
         self._retriever.close()
         self.backend.close()
@@ -227,6 +229,27 @@ class GraphMemory(AgentMethods):
     def run_counts(self) -> dict[str, int]:
         """Consolidation runs by status."""
         return self.backend.run_counts()
+
+    # -- live events ------------------------------------------------------------------------
+    def events(self, namespace: str, *, after: str | None = None,
+               queue: int | None = None) -> Subscription:
+        """Listen to what happens to the memories of ``namespace`` in this process (stored,
+        updated, reinforced, deleted, related, promoted, archived, ..., consolidation run
+        states): a ``Subscription`` to iterate (blocking) or ``take`` from; close it.
+        ``after``: an event id to resume after (the retained ones first; a ``missed`` event
+        when some are no longer kept). ``queue``: events held unread before the rest are
+        counted as dropped (an ``overflow`` event, then a resume from the retained window).
+
+        Example:
+            >>> import tempfile
+            >>> from graphmem.bench.scale import RandomEmbedder
+            >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
+            ...     with mem.events("ops") as feed:
+            ...         m = mem.store("the deploy failed", namespace="ops")
+            ...         [(e.type, e.memory_id == m.id) for e in feed.take()]
+            [('stored', True)]
+        """
+        return self.core.events.subscribe(v.namespace(namespace), after=after, queue=queue)
 
     def counts(self, *, namespace: str) -> Counts:
         """Memories by (tier, status, kind) and edges by type: cheap, for metrics."""

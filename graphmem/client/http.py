@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import httpx
 
 from graphmem import errors
+from graphmem.client import events as _events
 from graphmem.client import wire
+from graphmem.engine.events import MemoryEvent
 from graphmem.models import IndexEntry, Memory, MemoryPage, Relation, RetrievalResult
 
 _BY_STATUS: dict[int, type[errors.GraphMemError]] = {
@@ -199,6 +201,16 @@ class GraphMemClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # -- live events (``GET /v1/events``, issue 48) -------------------------------------------
+    def events(self, *, namespace: str, last_event_id: str | None = None,
+               reconnect: bool = True) -> Iterator[MemoryEvent]:
+        """What happens to the namespace's memories, as it happens (``MemoryEvent``s, as
+        ``GraphMemory.events`` gives them); blocks between events. ``last_event_id``: resume
+        after it. A dropped connection is resumed after the last event seen (``reconnect``);
+        a ``missed`` event says the server no longer had some. Stop by leaving the loop."""
+        return _events.follow(self._http, namespace, last_event_id, reconnect=reconnect,
+                              attempts=self.retries, check=_raise)
+
     def store(self, content: str, *, namespace: str, **fields: Any) -> Memory:
         return wire.memory(self._do(_Calls.store(namespace, content, **fields)))
 
@@ -312,6 +324,13 @@ class AsyncGraphMemClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+    # -- live events (``GET /v1/events``, issue 48) -------------------------------------------
+    def events(self, *, namespace: str, last_event_id: str | None = None,
+               reconnect: bool = True) -> AsyncIterator[MemoryEvent]:
+        """``GraphMemClient.events``, async: ``async for event in client.events(...)``."""
+        return _events.afollow(self._http, namespace, last_event_id, reconnect=reconnect,
+                               attempts=self.retries, check=_raise)
 
     async def store(self, content: str, *, namespace: str, **fields: Any) -> Memory:
         return wire.memory(await self._do(_Calls.store(namespace, content, **fields)))

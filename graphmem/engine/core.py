@@ -8,9 +8,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from graphmem.config import GraphMemConfig
+from graphmem.engine.batch_events import batch_events, run_events
 from graphmem.engine.embedding import Embedder
+from graphmem.engine.events import EventLog
 from graphmem.engine.vector_guard import VectorGuard
 from graphmem.errors import NotFoundError
 from graphmem.models import Memory
@@ -49,10 +52,13 @@ class Core:
     pending: list[Callable[[], None]] = field(default_factory=list, compare=False)
     #: one embedding model per namespace: checked before its first embedding in a process
     vectors: VectorGuard = field(init=False, compare=False, repr=False)
+    #: what happened to memories in this process, for live listeners (``engine.events``)
+    events: EventLog = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "vectors", VectorGuard(
             self.store, self.embedder, enabled=self.config.embedding.verify_store))
+        object.__setattr__(self, "events", EventLog(clock=self.clock))
 
     def settle(self) -> None:
         for wait in self.pending:
@@ -66,6 +72,16 @@ class Core:
             self.store.apply(batch)
         finally:
             self.generation[batch.namespace] += 1
+        self.events.publish(batch_events(batch, self.clock()))  # only what was applied
+
+    def save_run(self, data: dict[str, Any]) -> None:
+        """Save a consolidation run's record (``store.save_run``); a new status is an event
+        for the namespaces it concerns."""
+        self.store.save_run(data)
+        seen = self.events.run_states
+        if seen.get(data["id"]) != data.get("status"):  # progress saves are no event
+            seen[data["id"]] = data.get("status")
+            self.events.publish(run_events(data, self.clock()))
 
     def require(self, ns: str, ids: Sequence[str], *,
                 embeddings: bool = False) -> dict[str, Memory]:
