@@ -130,8 +130,10 @@
     $("#nav").hidden = false;
     $("#who").hidden = false;
     route();
+    liveStart();
   }
   function signOut(message, focus = true) {
+    liveStop();
     sessionStorage.removeItem(KEY);
     state.who = null;
     $("#nav").hidden = true;
@@ -196,7 +198,7 @@
     show(h("section", {class: "card"}, h("h2", {text: "Search memories"}),
       h("p", {class: "muted", text: "Step 1: the compact index (previews, tier, score, token cost). Open one to see the memories around it in time and its full record, with why it ranked."}),
       form), results);
-    if (!q) { input.focus(); return; }
+    if (!q) { $("#view").append(liveCard()); input.focus(); return; }
     const rows = await api("POST", "/v1/search/index", {namespace: state.ns, query: q,
       limit: Number(limit), depth: Number(depth)});
     if (!rows.length) { results.replaceChildren(h("p", {class: "card", text: "No memories match."})); return; }
@@ -480,6 +482,90 @@
       buttons, h("p", {}, h("a", {href: "#/runs", text: "All runs"}))), frame);
   }
 
+  // -- live events (GET /v1/events, issue 48) ------------------------------------------------
+  // EventSource cannot send the key's header: the stream is read with fetch. What arrives is
+  // kept (the latest 50 of the namespace) and shown in the live list of the search page; the
+  // tiers and runs pages are drawn again when something they show changed.
+  const LIVE_MAX = 50;
+  const LIVE_WORDS = {stored: "stored", reinforced: "reinforced", updated: "updated",
+    deleted: "deleted", related: "related", unrelated: "unrelated", pinned: "pinned",
+    unpinned: "unpinned", promoted: "promoted", demoted: "demoted", archived: "archived",
+    expired: "expired", restored: "restored", superseded: "superseded",
+    consolidation: "consolidation", missed: "some changes were missed", overflow: "too fast to show all"};
+  const TIER_EVENTS = new Set(["promoted", "demoted", "archived", "expired", "restored", "stored", "deleted"]);
+  const live = {ctrl: null, ns: null, last: {}, events: [], redraw: null};
+  state.live = live;  // the browser tests read what arrived from here
+
+  function liveRow(e) {
+    const what = e.preview || (e.type === "consolidation" ? `run ${e.run_id}: ${STATUS_WORDS[e.status] || e.status}` :
+      e.relation ? `${e.relation} ${(e.target_id || "").slice(0, 8)}` : e.reason || "");
+    return h("li", {"data-type": e.type, "data-id": e.memory_id || ""},
+      h("span", {class: "badge", text: LIVE_WORDS[e.type] || e.type}), " ",
+      e.memory_id && e.type !== "deleted" ? memLink(e.memory_id, short(what || e.memory_id, 90)) : short(what, 90),
+      h("span", {class: "muted", text: ` · ${fmtDate(e.at)}`}));
+  }
+  function liveCard() {
+    return h("section", {class: "card"}, h("h3", {text: "Latest changes (live)"}),
+      h("p", {class: "muted", text: "What agents write, and what maintenance and consolidation change, as it happens."}),
+      h("ul", {id: "live-list", class: "live", "data-testid": "live-list"}, live.events.map(liveRow)));
+  }
+  function liveEvent(e) {
+    if (e.namespace !== state.ns) return;
+    live.events.unshift(e);
+    live.events.length = Math.min(live.events.length, LIVE_MAX);
+    const list = document.getElementById("live-list");
+    if (list) {
+      list.prepend(liveRow(e));
+      while (list.children.length > LIVE_MAX) list.lastChild.remove();
+    }
+    const view = params().parts[0];
+    if ((view === "tiers" && TIER_EVENTS.has(e.type)) || (view === "runs" && e.type === "consolidation")) {
+      clearTimeout(live.redraw);  // one redraw for a burst
+      live.redraw = setTimeout(() => { if (params().parts[0] === view) route(); }, 500);
+    }
+  }
+  async function liveStart() {
+    liveStop();
+    const ns = state.ns, ctrl = new AbortController();
+    if (live.ns !== ns) live.events = [];
+    live.ctrl = ctrl; live.ns = ns;
+    while (live.ctrl === ctrl) {
+      try {
+        const headers = {Accept: "text/event-stream"};
+        const key = sessionStorage.getItem(KEY);
+        if (key) headers.Authorization = `Bearer ${key}`;
+        if (live.last[ns]) headers["Last-Event-ID"] = live.last[ns];
+        const res = await fetch(`/v1/events?${new URLSearchParams({namespace: ns})}`,
+          {headers, cache: "no-store", credentials: "omit", signal: ctrl.signal});
+        if (!res.ok) return;  // no longer allowed (a revoked key): the next request says so
+        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buf = "";
+        for (;;) {
+          const {value, done} = await reader.read();
+          if (done) break;
+          buf += value;
+          let cut;
+          while ((cut = buf.indexOf("\n\n")) >= 0) {
+            const block = buf.slice(0, cut);
+            buf = buf.slice(cut + 2);
+            const data = block.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n");
+            if (!data) continue;  // a heartbeat or the retry hint
+            const e = JSON.parse(data);
+            live.last[ns] = e.id;
+            liveEvent(e);
+          }
+        }
+      } catch (err) {
+        if (ctrl.signal.aborted) return;
+      }
+      await new Promise((r) => setTimeout(r, 2000));  // dropped: resume after the last id
+    }
+  }
+  function liveStop() {
+    if (live.ctrl) live.ctrl.abort();
+    live.ctrl = null;
+  }
+
   // -- start --------------------------------------------------------------------------------
   document.addEventListener("DOMContentLoaded", () => {
     $("#signin-form").addEventListener("submit", async (e) => {
@@ -491,7 +577,7 @@
       }
     });
     $("#signout").addEventListener("click", () => signOut("Signed out."));
-    $("#ns").addEventListener("change", (e) => { state.ns = e.target.value; sessionStorage.setItem(NS, state.ns); switched(); });
+    $("#ns").addEventListener("change", (e) => { state.ns = e.target.value; sessionStorage.setItem(NS, state.ns); switched(); liveStart(); });
     window.addEventListener("hashchange", route);
     // a key from earlier in this tab, or a server without keys (development, loopback only)
     signIn(null).catch(() => signOut("", false));
