@@ -24,7 +24,14 @@ $(NPM_STAMP): tests/cypher/package.json tests/cypher/package-lock.json
 	npm ci --prefix tests/cypher --no-audit --no-fund
 	touch $(NPM_STAMP)
 
-install: $(STAMP) $(NPM_STAMP)
+TS_NPM_STAMP := clients/typescript/node_modules/.installed
+
+$(TS_NPM_STAMP): clients/typescript/package.json clients/typescript/package-lock.json
+	# the TypeScript client's type generator and compiler (tests/api/test_typescript_client.py)
+	npm ci --prefix clients/typescript --no-audit --no-fund
+	touch $(TS_NPM_STAMP)
+
+install: $(STAMP) $(NPM_STAMP) $(TS_NPM_STAMP)
 
 demo: $(STAMP)  ## a small memory set with relations: retrieve, explain, consolidate (then: graphmem viewer)
 	$(VENV)/bin/graphmem demo --data $(DATA)
@@ -33,10 +40,10 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-test: $(STAMP) $(NPM_STAMP) lint  ## lint + the default test suite (slow tests deselected)
+test: $(STAMP) $(NPM_STAMP) $(TS_NPM_STAMP) lint  ## lint + the default test suite (slow tests deselected)
 	$(PY) -m pytest -m "not slow" -q
 
-test-all: $(STAMP) $(NPM_STAMP) lint
+test-all: $(STAMP) $(NPM_STAMP) $(TS_NPM_STAMP) lint
 	$(PY) -m pytest -q
 
 LOCOMO ?= ../shared/data/locomo

@@ -57,14 +57,15 @@ def build_server(memory: GraphMemory | Callable[[], GraphMemory],
     @tool
     def remember(content: str, namespace: str, importance: float | None = None,
                  session_id: str | None = None, source: str | None = None,
-                 metadata: dict[str, Any] | None = None, type: str | None = None
-                 ) -> dict[str, Any]:
+                 metadata: dict[str, Any] | None = None, type: str | None = None,
+                 ttl: float | None = None) -> dict[str, Any]:
         """Store a memory (an exact duplicate reinforces the existing one). ``type``:
         observation (default), decision, pattern, reflexion, conflict, ... (sets the entry
-        tier and importance unless given)."""
+        tier and importance unless given). ``ttl``: seconds it lives; then recall leaves it
+        out and it shows status expired (restorable)."""
         return get().store(content, namespace=ns(namespace, "writer"), importance=importance,
                          session_id=session_id, source=source, metadata=metadata,
-                         type=type).to_dict()
+                         type=type, ttl=ttl).to_dict()
 
     @tool
     def recall(query: str, namespace: str, limit: int = 5, depth: int | None = None,

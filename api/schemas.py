@@ -11,6 +11,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from graphmem.config import WriteConfig
 from graphmem.errors import ValidationError
 from graphmem.rules import validation
+from graphmem.rules.ttl import MAX_TTL_SECONDS
 
 # The request schema states every constraint validation enforces (schemathesis checks that a
 # schema-valid request is accepted). Patterns are full matches; no stored text holds a control
@@ -90,6 +91,11 @@ AgentPath = Path(description="the agent (a memory's source)", max_length=256,
                  pattern=r"^[^\x00-\x1f\x7f/]+$")
 #: the end of a validity period: after valid_from (a rule JSON Schema cannot state)
 ValidUntil = Annotated[Timestamp | None, Field(description="must be after valid_from")]
+#: a memory's own TTL in seconds (issue 48): graphmem.rules.ttl states the same bounds
+MemoryTtl = Annotated[float, Field(
+    gt=0, le=MAX_TTL_SECONDS, allow_inf_nan=False, examples=[3600],
+    description="seconds the memory lives: then reads leave it out, it shows status "
+                "expired and maintenance marks it so (restorable)")]
 
 
 class _In(BaseModel):
@@ -134,6 +140,7 @@ class MemoryItem(_In):
     type: TypeName | None = None
     valid_from: Timestamp | None = None
     valid_until: ValidUntil = None
+    ttl: MemoryTtl | None = None
 
 
 class MemoryCreate(MemoryItem):
@@ -180,6 +187,8 @@ class MemoryPatch(_In):
     type: TypeName | None = None
     valid_from: Timestamp | None = None
     valid_until: ValidUntil = None
+    ttl: MemoryTtl | None = Field(default=None, description="the memory expires this many "
+                                  "seconds from now (its TTL refreshed)")
 
 
 class FeedbackIn(_In):
@@ -348,6 +357,8 @@ class MemoryOut(BaseModel):
     mentioned: list[dict[str, str]] = Field(
         default=[], description="times the content mentions, relative ones resolved against "
         "created_at: [{start, end}] (ISO 8601, end exclusive)")
+    expires_at: str | None = Field(
+        default=None, description="when its own TTL runs out (ISO 8601); null: never")
 
 
 class RelationOut(BaseModel):

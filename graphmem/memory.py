@@ -35,6 +35,7 @@ from graphmem.models import (
 )
 from graphmem.rules import validation as v
 from graphmem.rules.text import Analyzer
+from graphmem.rules.ttl import seen, seen_all
 from graphmem.store.base import Counts, KeyRecords, MemoryStore
 
 
@@ -103,7 +104,8 @@ class GraphMemory(AgentMethods):
               metadata: Mapping[str, Any] | None = None, **fields: Any) -> Memory:
         """Store one memory (or reinforce its exact twin) and return it. ``fields``: any of
         ``MemoryInput``'s (session_id, created_at - the event time -, source, topic, pinned,
-        id, type, valid_from, valid_until). Importance and tier default by type."""
+        id, type, valid_from, valid_until, ttl - seconds it lives: then reads leave it out
+        and maintenance marks it expired). Importance and tier default by type."""
         item = MemoryInput.coerce(dict(  # an unknown field is a ValidationError, not a TypeError
             fields, content=content, importance=importance, tier=tier,
             relations=list(relations), metadata=dict(metadata or {}) or None))
@@ -139,14 +141,16 @@ class GraphMemory(AgentMethods):
                importance: float | None = None, tier: Tier | str | None = None,
                metadata: Mapping[str, Any] | None = None, source: str | None = None,
                topic: str | None = None, **fields: Any) -> Memory:
-        """Change a memory (``fields``: type, valid_from, valid_until too); new content is
-        re-embedded and re-indexed, its links refreshed; ``history`` keeps the prior one."""
+        """Change a memory (``fields``: type, valid_from, valid_until too; ``ttl``: it
+        expires that many seconds from now, the TTL refreshed); new content is re-embedded
+        and re-indexed, its links refreshed; ``history`` keeps the prior one."""
         ns = v.namespace(namespace)
         vectors = self._editor.embed_ahead(ns, id, content)  # the model outside the lock
         with self._write_lock:
-            return self._editor.update(ns, id, content=content, importance=importance,
-                                       tier=tier, metadata=metadata, source=source,
-                                       topic=topic, vectors=vectors, **fields)
+            return seen(self._editor.update(ns, id, content=content, importance=importance,
+                                            tier=tier, metadata=metadata, source=source,
+                                            topic=topic, vectors=vectors, **fields),
+                        self.clock())
 
     def delete(self, id: str, *, namespace: str) -> None:
         """Hard-delete a memory and its edges (explicit; the session chain is re-linked)."""
@@ -176,11 +180,12 @@ class GraphMemory(AgentMethods):
     def unpin(self, id: str, *, namespace: str) -> Memory:
         return self.pin(id, namespace=namespace, pinned=False)
 
-    def restore(self, id: str, *, namespace: str) -> Memory:
-        """Bring an expired or archived memory back to active (its decay age restarts)."""
+    def restore(self, id: str, *, namespace: str, ttl: float | None = None) -> Memory:
+        """Bring an expired or archived memory back to active (its decay age restarts).
+        One whose own TTL ran out comes back without an expiry, or with ``ttl`` seconds."""
         ns = v.namespace(namespace)
         with self._write_lock:
-            return self._editor.restore(ns, id)
+            return self._editor.restore(ns, id, ttl)
 
     def maintain(self, namespace: str | None = None, *,
                  dry_run: bool = False) -> MaintenanceReport:
@@ -276,15 +281,17 @@ class GraphMemory(AgentMethods):
 
     # -- reads ----------------------------------------------------------------------------
     def get(self, id: str, *, namespace: str) -> Memory:
-        return self.core.require(v.namespace(namespace), [id])[id]
+        """One memory, whatever its status (one whose TTL ran out shows ``expired``)."""
+        return seen(self.core.require(v.namespace(namespace), [id])[id], self.clock())
 
     def entries(self, ids: Sequence[str], *, namespace: str, touch: bool = True,
                 agent: str | None = None) -> list[Memory]:
         """Full records of ``ids``, in that order (progressive disclosure, last step).
         Reading the full record is an access (``touch``), as a retrieval is; ``agent``: who
         read them (N distinct agents within a window promote a shared memory)."""
-        return self._access.read(v.namespace(namespace), ids, touch=touch,
-                                 agent=v.optional_text(agent, "agent") or None)
+        return seen_all(self._access.read(v.namespace(namespace), ids, touch=touch,
+                                          agent=v.optional_text(agent, "agent") or None),
+                        self.clock())
 
     def retrieve(self, query: str, *, namespace: str, limit: int = 10,
                  tiers: Collection[Tier | str] | None = None,

@@ -175,9 +175,22 @@ class Memory:
     # write time ("yesterday" written on 2023-08-28 -> 2023-08-27): (start, end) pairs, end
     # exclusive; a query naming a time lifts the memories whose event or mentioned time is in it
     mentioned: tuple[tuple[datetime, datetime], ...] = ()
+    # A memory's own TTL (issue 48): from then on (``expires_at <= now``) reads leave it out
+    # and show it ``expired``, and maintenance marks it so; None: it never expires by time
+    expires_at: datetime | None = None
 
     def copy(self, **changes: Any) -> Memory:
         return replace(self, **changes)
+
+    def expired_at(self, now: datetime) -> bool:
+        """Whether the memory's own TTL ran out by ``now``.
+
+        Example:
+            >>> m = Memory(id="m1", namespace="ops", content="x")
+            >>> m.expired_at(m.created_at), m.copy(expires_at=m.created_at).expired_at(m.created_at)
+            (False, True)
+        """
+        return self.expires_at is not None and self.expires_at <= now
 
     def valid_at(self, at: datetime) -> bool:
         """Whether what the memory says holds at ``at`` (its validity period contains it).
@@ -433,6 +446,8 @@ class Candidate:
     context_keywords: str
     metadata: dict[str, Any]
     mentioned: tuple[tuple[datetime, datetime], ...] = ()
+    #: ``Memory.expires_at``: retrieval leaves a memory out once it is past (issue 48)
+    expires_at: datetime | None = None
     memory: Memory | None = None
 
     @classmethod
@@ -440,7 +455,7 @@ class Candidate:
         return cls(m.id, m.status, m.tier, m.kind, m.type, m.source, m.session_id, m.topic,
                    m.created_at, m.valid_from, m.valid_until, m.importance,
                    m.base_importance, m.reinforced_at, m.access_count, m.keywords,
-                   m.context_keywords, m.metadata, m.mentioned, m)
+                   m.context_keywords, m.metadata, m.mentioned, m.expires_at, m)
 
     def valid_at(self, at: datetime) -> bool:
         """``Memory.valid_at``."""
@@ -546,6 +561,8 @@ class MemoryInput:
     type: str | None = None
     valid_from: datetime | None = None
     valid_until: datetime | None = None
+    #: seconds the memory lives (issue 48): ``expires_at`` = now + ttl; None: no TTL
+    ttl: float | None = None
 
     @classmethod
     def coerce(cls, item: MemoryInput | dict[str, Any] | str) -> MemoryInput:

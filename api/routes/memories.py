@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Query, Response
 
 from graphmem.api import schemas as s
 from graphmem.api.auth import authorize
@@ -12,6 +12,7 @@ from graphmem.api.deps import Auth, Config, Mem, MemoryIdPath, NsQuery
 from graphmem.api.responses import Rendered
 from graphmem.errors import LimitExceededError
 from graphmem.models import MemoryInput, RelationSpec
+from graphmem.rules.ttl import MAX_TTL_SECONDS
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
 _CREATED_MANY = Rendered(list[s.MemoryOut], status_code=201)
@@ -70,8 +71,13 @@ def unpin(memory_id: MemoryIdPath, namespace: NsQuery, who: Auth, mem: Mem) -> A
 
 
 @router.post("/{memory_id}/restore", response_model=s.MemoryOut)
-def restore(memory_id: MemoryIdPath, namespace: NsQuery, who: Auth, mem: Mem) -> Any:
-    return mem.restore(memory_id, namespace=authorize(who, namespace, "writer")).to_dict()
+def restore(memory_id: MemoryIdPath, namespace: NsQuery, who: Auth, mem: Mem,
+            ttl: Annotated[float | None, Query(
+                gt=0, le=MAX_TTL_SECONDS, allow_inf_nan=False,
+                description="a new TTL in seconds; without it a memory whose TTL ran out "
+                            "comes back without one")] = None) -> Any:
+    return mem.restore(memory_id, namespace=authorize(who, namespace, "writer"),
+                       ttl=ttl).to_dict()
 
 
 @router.post("/{memory_id}/feedback", response_model=s.MemoryOut)

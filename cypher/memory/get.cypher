@@ -39,4 +39,5 @@ RETURN m.id AS id,
        m.valid_until AS valid_until,
        m.superseded_by AS superseded_by,
        m.used_by AS used_by,
-       m.mentioned AS mentioned
+       m.mentioned AS mentioned,
+       m.expires_at AS expires_at

@@ -45,6 +45,7 @@ RETURN toJSON({
                 valid_from: m.valid_from,
                 valid_until: m.valid_until,
                 superseded_by: m.superseded_by,
+                expires_at: m.expires_at,
                 sim_content: CASE WHEN v IS NULL THEN null
                                   ELSE 1.0 - vec.cosineDistance(v.vector, q) END,
                 sim_context: CASE WHEN c IS NULL THEN null

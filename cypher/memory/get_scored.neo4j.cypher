@@ -46,6 +46,7 @@ RETURN m.id AS id,
        m.superseded_by AS superseded_by,
        m.used_by AS used_by,
        m.mentioned AS mentioned,
+       m.expires_at AS expires_at,
        CASE WHEN v IS NULL THEN null
             ELSE 2.0 * vector.similarity.cosine(v.vector, $vector) - 1.0 END AS sim_content,
        CASE WHEN c IS NULL THEN null

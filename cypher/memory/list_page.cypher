@@ -6,11 +6,15 @@
 //             or after), until (float | null: before), sort (string: created_at, stored_at,
 //             updated_at, last_accessed_at or importance), sign (int: 1 ascending, -1
 //             descending), after_key (float | null: sign x the sort value of the last row of
-//             the page before), after_id (string | null), limit (int)
+//             the page before), after_id (string | null), limit (int), now (float | null:
+//             statuses as of then, an active memory whose expires_at is past counts as
+//             expired; null: as stored)
 // returns: one row per memory with every scalar property, in the listing's order
 // mode: read
 MATCH (m:Memory {namespace: $namespace})
-WHERE ($statuses IS NULL OR m.status IN $statuses)
+WHERE ($statuses IS NULL OR CASE WHEN $now IS NOT NULL AND m.status = 'active'
+                                    AND m.expires_at <= $now THEN 'expired'
+                               ELSE m.status END IN $statuses)
   AND ($tiers IS NULL OR m.tier IN $tiers)
   AND ($types IS NULL OR coalesce(m.type, CASE WHEN m.kind = 'summary' THEN 'summary'
                                               ELSE 'observation' END) IN $types)
@@ -62,4 +66,5 @@ RETURN m.id AS id,
        m.valid_until AS valid_until,
        m.superseded_by AS superseded_by,
        m.used_by AS used_by,
-       m.mentioned AS mentioned
+       m.mentioned AS mentioned,
+       m.expires_at AS expires_at

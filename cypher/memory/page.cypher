@@ -45,5 +45,6 @@ RETURN m.seq AS seq, m.id AS id,
        m.superseded_by AS superseded_by,
        m.used_by AS used_by,
        m.mentioned AS mentioned,
+       m.expires_at AS expires_at,
        v.vector AS embedding, c.vector AS context_embedding
 ORDER BY seq

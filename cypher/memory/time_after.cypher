@@ -2,12 +2,14 @@
 // purpose: the memories just after an anchor in time (ties by insertion order), nearest first,
 //          in the anchor's session when session_id is given, else in the whole namespace
 // parameters: namespace (string), session_id (string|null), created_at (float), seq (int),
-//             statuses (list of string), limit (int)
+//             statuses (list of string), limit (int), now (float|null: without the
+//             memories whose own TTL ran out by then)
 // returns: one row per memory with every scalar property
 // mode: read
 MATCH (m:Memory {namespace: $namespace})
 WHERE ($session_id IS NULL OR m.session_id = $session_id)
   AND m.status IN $statuses
+  AND ($now IS NULL OR m.expires_at IS NULL OR m.expires_at > $now)
   AND (m.created_at > $created_at OR (m.created_at = $created_at AND m.seq > $seq))
 RETURN m.id AS id,
        m.namespace AS namespace,
@@ -43,6 +45,7 @@ RETURN m.id AS id,
        m.valid_until AS valid_until,
        m.superseded_by AS superseded_by,
        m.used_by AS used_by,
-       m.mentioned AS mentioned
+       m.mentioned AS mentioned,
+       m.expires_at AS expires_at
 ORDER BY m.created_at, m.seq
 LIMIT $limit

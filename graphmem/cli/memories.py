@@ -40,11 +40,13 @@ from graphmem.memory import GraphMemory
 @click.option("--meta", multiple=True, metavar="KEY=VALUE", help="metadata, repeatable")
 @click.option("--relate", "relations", multiple=True, metavar="TYPE:ID",
               help="relation from the new memory, e.g. CAUSES:<id>; repeatable")
+@click.option("--ttl", type=float, default=None,
+              help="seconds it lives: then searches leave it out and it shows expired")
 @handles_errors
 def store(data: Location, namespace: str, as_json: bool, content: str,
           importance: float | None, tier: str | None, type_: str | None,
           session_id: str | None, source: str | None, topic: str | None,
-          meta: tuple[str, ...], relations: tuple[str, ...]) -> None:
+          meta: tuple[str, ...], relations: tuple[str, ...], ttl: float | None) -> None:
     """Store one memory."""
     metadata = {}
     for item in meta:
@@ -61,7 +63,7 @@ def store(data: Location, namespace: str, as_json: bool, content: str,
     with data.open() as mem:
         m = mem.store(content, namespace=namespace, importance=importance, tier=tier,
                       session_id=session_id, source=source, topic=topic, metadata=metadata,
-                      relations=rels, type=type_)
+                      relations=rels, type=type_, ttl=ttl)
     if as_json:
         _echo_json(m.to_dict())
     else:

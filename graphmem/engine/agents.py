@@ -34,6 +34,7 @@ from graphmem.models import (
     TransitionKind,
 )
 from graphmem.rules import validation as v
+from graphmem.rules.ttl import seen_all
 from graphmem.store.base import SORT_FIELDS, ListSpec, MemoryStore, WriteBatch
 
 if TYPE_CHECKING:
@@ -171,6 +172,7 @@ class AgentMethods:
             raise ValidationError(f"unknown status {status!r}")
         tier_ = v.tier(tier)
         desc = order == "desc"
+        now = self.core.clock()  # statuses as of now: a memory's TTL may have run out
         spec = ListSpec(
             statuses=None if status is None else (Status(status),),
             tiers=None if tier_ is None else (tier_,),
@@ -180,8 +182,8 @@ class AgentMethods:
             topic=v.optional_text(topic, "topic"), since=v.timestamp(since),
             until=v.timestamp(until), sort=sort, descending=desc,
             after=None if cursor is None else decode_cursor(cursor, sort, desc),
-            limit=v.bounded(limit, "limit", 1, 1000) + 1)
-        items = self.core.store.list_page(ns, spec)
+            limit=v.bounded(limit, "limit", 1, 1000) + 1, now=now)
+        items = seen_all(self.core.store.list_page(ns, spec), now)  # TTL run out: expired
         more = len(items) == spec.limit
         items = items[: spec.limit - 1]
         return MemoryPage(items, encode_cursor(sort, desc, items[-1]) if more else None)

@@ -24,6 +24,7 @@ from graphmem.models import (
     TransitionKind,
 )
 from graphmem.rules import dynamics
+from graphmem.rules import ttl as ttl_rule
 from graphmem.rules import validation as v
 from graphmem.rules.text import content_hash
 from graphmem.rules.time_expr import mentioned_times
@@ -111,15 +112,22 @@ class Editor:
                source: str | None, topic: str | None,
                vectors: Mapping[str, np.ndarray] | None = None, **more: Any) -> Memory:
         """New content is re-embedded (``vectors``: from ``embed_ahead``) and re-indexed, its
-        links refreshed; ``more`` may set ``type``, ``valid_from``, ``valid_until``. The
+        links refreshed; ``more`` may set ``type``, ``valid_from``, ``valid_until`` and
+        ``ttl`` (seconds from now: the memory's expiry starts again, issue 48). The
         change is recorded (an ``update`` transition listing the fields, with the prior
-        content when it changed: ``history``). The caller holds the write lock."""
+        content when it changed: ``history``); a TTL alone is bookkeeping, one patch and no
+        transition (LangGraph refreshes it on every read). The caller holds the write lock."""
         core, wc = self.core, self.core.config.write
+        if set(more) - {"type", "valid_from", "valid_until", "ttl"}:
+            raise ValidationError(f"unknown field(s): {', '.join(sorted(more))}")
+        ttl = None if more.get("ttl") is None else ttl_rule.ttl_seconds(more["ttl"])
+        if ttl is not None and all(x is None for x in (
+                content, importance, tier, metadata, source, topic, more.get("type"),
+                more.get("valid_from"), more.get("valid_until"))):
+            return self._refresh_ttl(ns, id, ttl)
         m = core.require(ns, [id], embeddings=True)[id]
         before = m.copy()
         batch = WriteBatch(ns)
-        if set(more) - {"type", "valid_from", "valid_until"}:
-            raise ValidationError(f"unknown field(s): {', '.join(sorted(more))}")
         if importance is not None:
             m.base_importance = m.importance = v.importance(importance)
         if tier is not None:
@@ -148,6 +156,8 @@ class Editor:
             m.mentioned = mentioned_times(m.content, m.created_at)
             self._relink_after_change(ns, m, records, batch)
         m.updated_at = core.clock()
+        if ttl is not None:
+            m.expires_at = ttl_rule.expiry(m.updated_at, ttl)
         changed = [f for f in _TRACKED if getattr(m, f) != getattr(before, f)]
         if changed:
             batch.transitions.append(Transition(
@@ -157,6 +167,15 @@ class Editor:
         batch.memories.extend(records.values())
         core.apply(batch)
         m.embedding = m.context_embedding = None
+        return m
+
+    def _refresh_ttl(self, ns: str, id: str, ttl: float) -> Memory:
+        """``update(id, ttl=...)`` alone: the expiry starts again from now, in one patch."""
+        m = self.core.require(ns, [id])[id]
+        now = self.core.clock()
+        m.expires_at, m.updated_at = ttl_rule.expiry(now, ttl), now
+        self.core.apply(WriteBatch(ns, patches=[(id, {"expires_at": m.expires_at,
+                                                            "updated_at": now})]))
         return m
 
     def delete(self, ns: str, id: str) -> None:
@@ -228,18 +247,27 @@ class Editor:
                                                             "updated_at": self.core.clock()})]))
         return m
 
-    def restore(self, ns: str, id: str) -> Memory:
-        """An expired or archived memory active again (its decay age restarts)."""
+    def restore(self, ns: str, id: str, ttl: Any = None) -> Memory:
+        """An expired or archived memory active again (its decay age restarts). One whose
+        own TTL ran out (marked by maintenance or not yet) comes back without an expiry,
+        unless ``ttl`` gives it a new one (seconds from now; ADR 0063)."""
+        seconds = None if ttl is None else ttl_rule.ttl_seconds(ttl)  # bad: nothing written
         m = self.core.require(ns, [id])[id]
-        if m.status is Status.ACTIVE:
-            raise ConflictError(f"memory {id!r} is already active")
         now = self.core.clock()
-        t = Transition(id, TransitionKind.RESTORE, m.tier, m.tier,
-                       f"restored from {m.status.value}", now, m.status, Status.ACTIVE)
+        expires = ttl_rule.expiry(now, seconds)
+        ran_out = m.expired_at(now)
+        if m.status is Status.ACTIVE and not ran_out:
+            raise ConflictError(f"memory {id!r} is already active")
+        was = Status.EXPIRED if ran_out else m.status
+        reason = f"restored from {was.value}" + (" (ttl)" if ran_out else "")
+        t = Transition(id, TransitionKind.RESTORE, m.tier, m.tier, reason, now, was,
+                       Status.ACTIVE)
+        if expires is not None or ran_out:
+            m.expires_at = expires
         m.status, m.last_accessed_at, m.reinforced_at = Status.ACTIVE, now, now
         self.core.apply(WriteBatch(ns, patches=[(id, {
             "status": Status.ACTIVE, "last_accessed_at": now, "reinforced_at": now,
-            "updated_at": now})], transitions=[t]))
+            "updated_at": now, "expires_at": m.expires_at})], transitions=[t]))
         return m
 
     def _relink_after_change(self, ns: str, m: Memory, records: dict[str, Memory],

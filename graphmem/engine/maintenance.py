@@ -20,6 +20,7 @@ from graphmem.engine.leases import dead_here
 from graphmem.errors import ConflictError
 from graphmem.models import Memory, RelationType, Status, Tier, Transition, TransitionKind
 from graphmem.rules import dynamics
+from graphmem.rules import ttl as ttl_rule
 from graphmem.rules.importance import computed_importance
 from graphmem.rules.tiers import current_importance
 from graphmem.store.base import WriteBatch
@@ -163,6 +164,13 @@ class Maintainer:
         causes = self._causes_out(ns, page)
         for m in page:
             report.scanned += 1
+            if m.expired_at(now):  # its own TTL ran out (issue 48): expired, restorable
+                batch.transitions.append(Transition(
+                    m.id, TransitionKind.EXPIRY, m.tier, m.tier, ttl_rule.REASON, now,
+                    Status.ACTIVE, Status.EXPIRED))
+                m.status = Status.EXPIRED
+                batch.patches.append((m.id, {"status": Status.EXPIRED}))
+                continue
             fields: dict[str, Any] = {}
             promoted = dynamics.apply_promotion(m, now, dyn, tiers)
             if promoted is not None:

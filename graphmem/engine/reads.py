@@ -12,6 +12,7 @@ from graphmem.errors import NotFoundError, ValidationError
 from graphmem.models import IndexEntry, Memory, RetrievalResult, Status, Tier, Transition
 from graphmem.rules import validation as v
 from graphmem.rules.text import preview, token_estimate
+from graphmem.rules.ttl import seen, seen_all
 
 
 def list_memories(core: Core, ns: str, status: Status | str, tier: Tier | str | None,
@@ -24,8 +25,12 @@ def list_memories(core: Core, ns: str, status: Status | str, tier: Tier | str | 
     tier_ = v.tier(tier)
     limit = v.bounded(limit, "limit", 1, 10_000)
     out: list[Memory] = []
-    for page in core.store.iter_memories(ns, embeddings=False, statuses=[wanted]):
-        out.extend(m for m in page if tier_ is None or m.tier is tier_)
+    now = core.clock()
+    # an expired memory may still be stored active: its TTL ran out before maintenance
+    stored = [wanted, Status.ACTIVE] if wanted is Status.EXPIRED else [wanted]
+    for page in core.store.iter_memories(ns, embeddings=False, statuses=stored):
+        out.extend(m for m in seen_all(page, now)  # a TTL run out: expired (issue 48)
+                   if m.status is wanted and (tier_ is None or m.tier is tier_))
         if len(out) >= limit:
             break
     return out[:limit]
@@ -39,9 +44,10 @@ def timeline(core: Core, ns: str, anchor_id: str, before: int, after: int,
     before = v.bounded(before, "before", 0, cap)
     after = v.bounded(after, "after", 0, cap)
     anchor = core.require(ns, [anchor_id])[anchor_id]
+    now = core.clock()
     earlier, later = core.store.time_window(ns, anchor, before=before, after=after,
-                                            session_only=session_only)
-    return [*reversed(earlier), anchor, *later]
+                                            session_only=session_only, now=now)
+    return [*reversed(earlier), seen(anchor, now), *later]
 
 
 def index_entries(core: Core, results: Sequence[RetrievalResult]) -> list[IndexEntry]:

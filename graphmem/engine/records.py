@@ -78,6 +78,7 @@ def memory_from_record(rec: Mapping[str, Any], namespace: str, config: GraphMemC
         stored_at=v.timestamp(rec.get("stored_at")) or now,
         reinforced_at=v.timestamp(rec.get("reinforced_at")) or now,
         mentioned=_mentioned(rec.get("mentioned"), content, created),
+        expires_at=v.timestamp(rec.get("expires_at")),  # kept as it was: no TTL restarts
     )
 
 

@@ -239,6 +239,8 @@ class Retriever:
         operators' reads pass False and change nothing)."""
         generation = self.core.generation[q.namespace]
         results = self.cache.get(q.namespace, q.key(), generation)
+        if results is not None and _any_expired(results, self.clock()):
+            results = None  # a TTL ran out since it was cached: no write told the cache
         if results is None:
             pool = self._computing_pool()
             try:
@@ -387,7 +389,8 @@ class Retriever:
         lineage = self._lineage(ns, [m for m in memories.values()
                                      if m.status is not Status.ACTIVE]) \
             if q.archived != "hidden" else {}
-        cands = [i for i in pool if i in memories and self._keep(memories[i], q, lineage)]
+        now = self.clock()
+        cands = [i for i in pool if i in memories and self._keep(memories[i], q, lineage, now)]
         if not cands:
             return []
         cands.sort()  # deterministic order for ties
@@ -411,7 +414,6 @@ class Retriever:
                                     rc.edge_weights, alpha=rc.pagerank_alpha)
         graph = fusion.normalise_max(ppr)
         source = self._source_boost(q.text, [memories[i] for i in cands])
-        now = self.clock()
         max_access = max((memories[i].access_count for i in cands), default=0)
         computed = self.config.importance.computed
         pairs = scoring.weighted(w)
@@ -544,8 +546,11 @@ class Retriever:
             r.memory = written.get(r.memory.id, r.memory)
 
     # -- helpers --------------------------------------------------------------------------
-    def _keep(self, m: Candidate, q: Query, lineage: Mapping[str, str]) -> bool:
+    def _keep(self, m: Candidate, q: Query, lineage: Mapping[str, str], now: datetime
+              ) -> bool:
         if m.status is not Status.ACTIVE and m.id not in lineage:
+            return False
+        if m.expires_at is not None and m.expires_at <= now:  # its own TTL ran out (issue 48)
             return False
         if q.tiers is not None and m.tier not in q.tiers:
             return False
@@ -643,6 +648,12 @@ class Retriever:
             if others:
                 r.disputed = True
                 r.disputed_by = tuple(sorted(others))
+
+
+def _any_expired(results: list[RetrievalResult], now: datetime) -> bool:
+    """Whether a result's own TTL has run out by ``now`` (a cached answer is stale then)."""
+    return any(r.memory.expires_at is not None and r.memory.expires_at <= now
+               for r in results)
 
 
 def _few_summaries(results: list[_Ranked], shown: int) -> list[_Ranked]:

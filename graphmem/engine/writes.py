@@ -34,6 +34,7 @@ from graphmem.models import (
     RelationType,
     Status,
 )
+from graphmem.rules import ttl as ttl_rule
 from graphmem.rules import validation as v
 from graphmem.rules.text import content_hash
 from graphmem.rules.tiers import tier_for_importance
@@ -323,6 +324,8 @@ class Writer:
             spec.id = v.memory_id(spec.id)
         if not isinstance(spec.pinned, bool):
             raise v.ValidationError("pinned must be true or false")
+        if spec.ttl is not None:
+            spec.ttl = ttl_rule.ttl_seconds(spec.ttl)
         relations = [v.relation_spec(r) for r in spec.relations or ()]
         return _Item(spec, relations, content_hash(spec.content))
 
@@ -342,12 +345,15 @@ class Writer:
             keywords=self.analyzer.index_text(
                 s.content, created if self.config.write.date_in_keywords else None),
             mentioned=mentioned_times(s.content, created),
+            expires_at=ttl_rule.expiry(now, s.ttl),
         )
 
     def _reinforce(self, twin: Memory, spec: MemoryInput, now: datetime) -> Memory:
-        """The stored twin, reinforced: decay age reset, importance and metadata merged."""
+        """The stored twin, reinforced: decay age reset, importance and metadata merged;
+        its TTL is the one this write gives (none: it no longer expires), as a new one's."""
         out = twin.copy(last_accessed_at=max(now, twin.last_accessed_at),
-                        reinforced_at=max(now, twin.reinforced_at), updated_at=now)
+                        reinforced_at=max(now, twin.reinforced_at), updated_at=now,
+                        expires_at=ttl_rule.expiry(now, spec.ttl))
         _merge_into(out, spec)
         return out
 

@@ -84,7 +84,7 @@ PATCH_FIELDS = frozenset({
     "tier", "status", "importance", "base_importance", "pinned", "last_accessed_at",
     "access_count", "surprise_score", "success_count", "failure_count", "last_promoted_at",
     "window_start", "window_count", "last_predicted", "updated_at", "reinforced_at",
-    "valid_until", "superseded_by", "used_by",
+    "valid_until", "superseded_by", "used_by", "expires_at",
 })
 
 #: what a listing may be sorted by (numbers as stored: times in seconds)
@@ -116,6 +116,9 @@ class ListSpec:
     descending: bool = True
     after: tuple[float, str] | None = None
     limit: int = 50
+    #: statuses as of this time (issue 48): an active memory whose own TTL ran out by then
+    #: counts as ``expired`` (None: as stored)
+    now: datetime | None = None
 
 
 def breadth_first(seeds: Collection[str], depth: int, max_nodes: int,
@@ -295,9 +298,11 @@ class MemoryStore(Protocol):
     def time_window(
         self, namespace: str, anchor: Memory, *, before: int, after: int,
         session_only: bool, statuses: Collection[Status] = (Status.ACTIVE, Status.ARCHIVED),
+        now: datetime | None = None,
     ) -> tuple[list[Memory], list[Memory]]:
         """Up to ``before`` memories just before the anchor (nearest first) and ``after`` just
-        after it (nearest first), in the anchor's session or the whole namespace."""
+        after it (nearest first), in the anchor's session or the whole namespace; ``now``:
+        without those whose own TTL ran out by then (issue 48)."""
         ...
 
     def list_page(self, namespace: str, spec: ListSpec) -> list[Memory]:

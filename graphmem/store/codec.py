@@ -211,7 +211,7 @@ def candidate_row(row: Sequence[Any]) -> Candidate:
     """
     (id_, status, tier, kind, type_, source, session_id, topic, created_at, valid_from,
      valid_until, importance, base_importance, reinforced_at, access_count, keywords,
-     context_keywords, metadata, mentioned) = row
+     context_keywords, metadata, mentioned, expires_at) = row
     kind = _KIND(kind)
     if type_ is None:
         type_ = untyped(kind)
@@ -222,7 +222,8 @@ def candidate_row(row: Sequence[Any]) -> Candidate:
         None if valid_until is None else _fromtimestamp(valid_until, UTC),
         float(importance or 0.0), float(base_importance or 0.0),
         _fromtimestamp(reinforced_at, UTC), int(access_count or 0), keywords or "",
-        context_keywords or "", _metadata(metadata), _mentioned(mentioned))
+        context_keywords or "", _metadata(metadata), _mentioned(mentioned),
+        None if expires_at is None else _fromtimestamp(expires_at, UTC))
 
 
 def floats(vector: np.ndarray | None) -> list[float] | None:

@@ -264,12 +264,14 @@ class CypherStore:
     def time_window(self, namespace: str, anchor: Memory, *, before: int, after: int,
                     session_only: bool,
                     statuses: Collection[Status] = (Status.ACTIVE, Status.ARCHIVED),
+                    now: datetime | None = None,
                     ) -> tuple[list[Memory], list[Memory]]:
         rows = self._run("memory/anchor", namespace=namespace, id=anchor.id)
         if not rows:
             return [], []
         common = {"namespace": namespace, "created_at": rows[0]["created_at"],
                   "seq": rows[0]["seq"], "statuses": [s.value for s in statuses],
+                  "now": codec.ts(now),
                   "session_id": anchor.session_id if session_only else None}
         earlier = ([memory_of(r) for r in self._run("memory/time_before", limit=before, **common)]
                    if before > 0 else [])
@@ -297,7 +299,7 @@ class CypherStore:
                          types=values(spec.types), source=spec.source,
                          session_id=spec.session_id, topic=spec.topic,
                          since=codec.ts(spec.since), until=codec.ts(spec.until),
-                         sort=spec.sort, sign=sign,
+                         sort=spec.sort, sign=sign, now=codec.ts(spec.now),
                          after_key=None if spec.after is None else sign * spec.after[0],
                          after_id=None if spec.after is None else spec.after[1],
                          limit=max(0, int(spec.limit)))

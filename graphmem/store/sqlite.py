@@ -406,11 +406,12 @@ class SQLiteStore:
     def time_window(self, namespace: str, anchor: Memory, *, before: int, after: int,
                     session_only: bool,
                     statuses: Collection[Status] = (Status.ACTIVE, Status.ARCHIVED),
+                    now: datetime | None = None,
                     ) -> tuple[list[Memory], list[Memory]]:
         with self._guard():
             return sqlite_rows.time_window(self.conn, namespace, anchor, before=before,
                                            after=after, session_only=session_only,
-                                           statuses=statuses)
+                                           statuses=statuses, now=now)
 
     def iter_memories(self, namespace: str, *, page: int = 1000, embeddings: bool = True,
                       statuses: Collection[Status] | None = None) -> Iterator[list[Memory]]:

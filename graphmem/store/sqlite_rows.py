@@ -185,7 +185,7 @@ def session_members(conn: sqlite3.Connection, namespace: str, session_id: str
 
 def time_window(conn: sqlite3.Connection, namespace: str, anchor: Memory, *, before: int,
                 after: int, session_only: bool, statuses: Collection[Status],
-                ) -> tuple[list[Memory], list[Memory]]:
+                now: datetime | None = None) -> tuple[list[Memory], list[Memory]]:
     row = conn.execute("SELECT pk, created_at FROM memories WHERE namespace = ? AND id = ?",
                        (namespace, anchor.id)).fetchone()
     if row is None:
@@ -199,6 +199,9 @@ def time_window(conn: sqlite3.Connection, namespace: str, anchor: Memory, *, bef
     st = [s.value for s in statuses]
     where += f" AND status IN ({marks(len(st))})"
     params += st
+    if now is not None:  # without those whose own TTL ran out (issue 48)
+        where += " AND (expires_at IS NULL OR expires_at > ?)"
+        params.append(now.timestamp())
     earlier = select(
         conn, f"SELECT {{cols}} FROM memories WHERE {where} AND (created_at < ? OR "
         "(created_at = ? AND pk < ?)) ORDER BY created_at DESC, pk DESC LIMIT ?",
@@ -233,8 +236,12 @@ def list_page(conn: sqlite3.Connection, namespace: str, spec: ListSpec) -> list[
         raise StoreError(f"cannot sort by {spec.sort!r}")
     where: list[str] = ["namespace = ?"]
     params: list[Any] = [namespace]
-    for column, values in (("status", spec.statuses), ("tier", spec.tiers),
-                           ("type", spec.types)):
+    if spec.now is not None and spec.statuses is not None:
+        where.append(_status_now(spec.statuses))
+        params.append(spec.now.timestamp())
+    statuses = (spec.statuses if spec.now is None or spec.statuses is None
+                else _stored_as(spec.statuses))
+    for column, values in (("status", statuses), ("tier", spec.tiers), ("type", spec.types)):
         if values is not None:
             where.append(f"{column} IN ({marks(len(values))})")
             params += [getattr(x, "value", x) for x in values]
@@ -256,6 +263,31 @@ def list_page(conn: sqlite3.Connection, namespace: str, spec: ListSpec) -> list[
     sql = (f"SELECT {{cols}} FROM memories WHERE {' AND '.join(where)} "
            f"ORDER BY {key} {order}, id {order} LIMIT ?")
     return select(conn, sql, [*params, max(0, int(spec.limit))], False)
+
+
+def _stored_as(statuses: Collection[Status]) -> list[Status]:
+    """The stored statuses a listing of ``statuses`` as of now reads: an expired one may
+    still be stored active (its TTL ran out before maintenance marked it)."""
+    out = list(statuses)
+    if Status.EXPIRED in out and Status.ACTIVE not in out:
+        out.append(Status.ACTIVE)
+    return out
+
+
+def _status_now(statuses: Collection[Status]) -> str:
+    """The condition (one parameter: now) that the status as of now is one of ``statuses``
+    (issue 48): an active memory whose own TTL ran out by now counts as expired.
+
+    Example:
+        >>> _status_now([Status.ACTIVE])
+        "(status != 'active' OR expires_at IS NULL OR expires_at > ?)"
+    """
+    active, expired = Status.ACTIVE in statuses, Status.EXPIRED in statuses
+    if active and not expired:
+        return "(status != 'active' OR expires_at IS NULL OR expires_at > ?)"
+    if expired and not active:
+        return "(status != 'active' OR expires_at <= ?)"
+    return "(? IS NOT NULL)"  # both or neither: the stored status decides
 
 
 def transition_counts(conn: sqlite3.Connection, namespace: str, since: datetime

@@ -15,7 +15,7 @@ from graphmem.errors import SchemaVersionError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -414,3 +414,16 @@ def _to_v11(conn: sqlite3.Connection) -> None:
 
 
 MIGRATIONS[10] = _to_v11
+
+
+# v12: a memory's own TTL (issue 48): when it expires, POSIX seconds; NULL never
+_V12 = "ALTER TABLE memories ADD COLUMN expires_at REAL"
+
+
+def _to_v12(conn: sqlite3.Connection) -> None:
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(memories)")}
+    if "expires_at" not in columns:  # a store marked older than it is re-runs its steps
+        _run(conn, _V12)
+
+
+MIGRATIONS[11] = _to_v12

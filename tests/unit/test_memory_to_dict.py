@@ -49,6 +49,6 @@ def test_every_time_enum_and_dict_field_is_converted() -> None:
     shown = models._SHOWN
     assert {shown[i] for i in models._SHOWN_TIMES} == {
         "created_at", "updated_at", "last_accessed_at", "last_promoted_at", "window_start",
-        "stored_at", "reinforced_at", "valid_from", "valid_until"}
+        "stored_at", "reinforced_at", "valid_from", "valid_until", "expires_at"}
     assert {shown[i] for i in models._SHOWN_ENUMS} == {"kind", "tier", "status"}
     assert {shown[i] for i in models._SHOWN_DICTS} == {"metadata", "used_by"}

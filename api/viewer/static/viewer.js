@@ -224,7 +224,8 @@
       ["feedback", `${m.success_count} successes, ${m.failure_count} failures, surprise ${fmtNum(m.surprise_score)}`],
       ["source", m.source || "—"], ["topic", m.topic || "—"], ["session", m.session_id || "—"],
       ["pinned", m.pinned ? "yes (never demoted or evicted)" : "no"],
-      ["mentions", (m.mentioned || []).length ? m.mentioned.map((s) => fmtSpan(s)).join("; ") : "—"]];
+      ["mentions", (m.mentioned || []).length ? m.mentioned.map((s) => fmtSpan(s)).join("; ") : "—"],
+      ["expires", m.expires_at ? fmtDate(m.expires_at) : "never (no TTL)"]];
     for (const [k, v] of Object.entries(m.metadata || {})) rows.push([`metadata.${k}`, JSON.stringify(v)]);
     return h("dl", {class: "fields"}, rows.map(([k, v]) => [h("dt", {text: k}), h("dd", {text: String(v)})]));
   }

@@ -1,0 +1,12 @@
+export { GraphMemClient } from "./client.js";
+export type {
+  ClientOptions, InNamespace, IndexEntry, Memory, MemoryItem, MemoryPatch, Relation, RelationType,
+  SearchOptions, SearchResult, StoreOptions,
+} from "./client.js";
+export {
+  AuthError, ConflictError, ForbiddenError, GraphMemError, NotFoundError, RateLimitError,
+  UnavailableError, ValidationError,
+} from "./errors.js";
+export type { EventStreamOptions, MemoryEvent } from "./events.js";
+export { SseParser, type ServerSentEvent } from "./sse.js";
+export type { components, operations, paths } from "./schema.js";
