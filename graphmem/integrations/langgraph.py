@@ -344,8 +344,9 @@ class GraphMemStore(BaseStore):
         if op.value is None:
             yield ("delete", name, id)
             return None
+        metadata = codec.item_metadata(labels, op.key, op.value, op.ttl, False)  # checks it
         texts = self._texts(op)
-        metadata = codec.item_metadata(labels, op.key, op.value, op.ttl, bool(texts))
+        metadata[codec.INDEXED] = bool(texts)
         content = codec.content(texts, id)
         ttl = None if op.ttl is None else op.ttl * 60
         was = yield ("get", name, id)
