@@ -204,9 +204,12 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
                  stall_seconds: float = 600.0, stall: bool = True,
                  quantized: bool = False, float_queries: bool = False,
                  float_batches: bool = False, baseline: bool = True,
-                 against: str | None = None, against_n: int = 10_000) -> dict[str, Any]:
+                 against: str | None = None, against_n: int = 10_000,
+                 listeners: int = 0) -> dict[str, Any]:
     """``baseline``: before the server starts, the same store's retrievals in one process
     without HTTP (``in_process``): the hour's speed, beside which the REST rate is read.
+    ``listeners``: the write phase again with that many idle ``/v1/events`` listeners of
+    the written namespace, and once more without (``bench.listeners``).
     ``against``: another install's Python, whose server at ``against_n`` memories is driven
     the same way before this one's (``api_against``: issue 14's ratios in one run)."""
     from datetime import UTC, datetime, timedelta
@@ -254,6 +257,13 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
                 progress(f"{kind}: {clients} clients for {seconds:g} s ...")
                 result[kind] = _drive(url, key, kind, clients, seconds, max_requests,
                                       server_pid=server.pid)
+            if listeners:
+                from graphmem.bench.listeners import with_listeners
+
+                result["listeners"] = with_listeners(
+                    lambda: _drive(url, key, "write", clients, seconds, max_requests,
+                                   server_pid=server.pid),
+                    result["write"], url, key, "bench", listeners, progress)
             if inproc is not None:
                 result["in_process"] = inproc
                 result["rest_over_in_process"] = ratio(
@@ -341,6 +351,11 @@ def table(r: dict[str, Any]) -> str:
                         ("write", "POST /v1/memories")):
         if kind in r:
             lines.append(_row(route, r[kind]))
+    if r.get("listeners"):
+        ls = r["listeners"]
+        lines.append(_row(f"POST /v1/memories with {ls['listeners']} idle listeners of "
+                          f"/v1/events ({ls['events_read']} events read)", ls["write"]))
+        lines.append(_row("POST /v1/memories again, no listeners", ls["write_after"]))
     b, o = r.get("in_process"), r.get("against")
     if b:
         lines.append(f"| retrieve in one process, no HTTP (every query new; {b['threads']} "
@@ -358,6 +373,11 @@ def table(r: dict[str, Any]) -> str:
     if o:
         lines.append(f"REST at {r['n']:,} / the other install at {o['n']:,}, every query "
                      f"new: {r['over_against']}")
+    if r.get("listeners"):
+        ls = r["listeners"]
+        lines += ["", f"Write with {ls['listeners']} listeners / without (the mean of the "
+                  f"runs before and after): p50 {ls['p50_over_none']}, p95 "
+                  f"{ls['p95_over_none']}"]
     m = r.get("mixed")
     if m:
         lines += ["", f"Mixed: {m['writers']} writers x {m['per_writer']} with "

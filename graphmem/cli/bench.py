@@ -242,21 +242,24 @@ def bench_tune(folder: Path, samples: int, out: Path | None) -> None:
                    "server: the ratio of the two rates")
 @click.option("--against-n", type=click.IntRange(min=1), default=10_000, show_default=True,
               help="memories in the other install's store")
+@click.option("--listeners", type=click.IntRange(min=0), default=0, show_default=True,
+              help="also write with this many idle GET /v1/events listeners of the written "
+                   "namespace, then again without: a write's latency beside none")
 @quantized_option
 @float_queries_option
 @float_batches_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @handles_errors
 def bench_api(n: int, clients: int, seconds: float, stall: bool, baseline: bool,
-              against: str | None, against_n: int, quantized: bool, float_queries: bool,
-              float_batches: bool, out: Path | None) -> None:
+              against: str | None, against_n: int, listeners: int, quantized: bool,
+              float_queries: bool, float_batches: bool, out: Path | None) -> None:
     """Loopback load on the REST API: req/s and p50/p95/p99 of search and write."""
     from graphmem.bench.api_load import run_api_load, table
 
     result = run_api_load(n, clients=clients, seconds=seconds, stall=stall,
                           baseline=baseline, quantized=quantized, float_queries=float_queries,
                           float_batches=float_batches, against=against, against_n=against_n,
-                          progress=lambda msg: click.echo(msg, err=True))
+                          listeners=listeners, progress=lambda msg: click.echo(msg, err=True))
     click.echo(table(result))
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -204,3 +204,23 @@ def test_a_shutdown_does_not_wait_for_listeners(served: Served) -> None:
     served.server.should_exit = True  # uvicorn's graceful shutdown, as on SIGTERM
     served.thread.join(timeout=20)
     assert not served.thread.is_alive(), "the open event stream held the shutdown"
+
+
+def test_the_bench_listeners_read_every_event(served: Served) -> None:
+    """``graphmem bench api --listeners N``'s pool: N streams open before the writes, each
+    reads every event of the written namespace, and all of them end on ``close``."""
+    from graphmem.bench.listeners import Listeners
+
+    pool = Listeners(served.url, served.keys["reader"], NS, 5)
+    pool.open()
+    assert pool.connected == 5 and served.mem.core.events.listening() == 5
+    for i in range(3):
+        served.write(f"bench note {i}")
+    served.write("not theirs", ns=OTHER)
+    _until(lambda: pool.events == 15, f"{pool.events} of 15 events read")
+    assert pool.close() == {"listeners": 5, "connected": 5, "events_read": 15}
+    _until(lambda: served.mem.core.events.listening() == 0, "the streams did not end")
+    refused = Listeners(served.url, served.keys["hr"], NS, 2)
+    with pytest.raises(RuntimeError, match="refused"):
+        refused.open()
+    refused.close()
