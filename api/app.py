@@ -32,6 +32,7 @@ from graphmem.api.routes import (
     operations,
     relations,
     retrieval,
+    sessions,
 )
 from graphmem.api.routes.operations import StoreCollector
 from graphmem.api.settings import Settings
@@ -327,6 +328,7 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
     for router in (agents.router, memories.router, relations.router, retrieval.router,
                    consolidation.router, operations.router, events.router):
         app.include_router(router)
+    app.include_router(sessions.router)  # the session context (issue 48)
     from graphmem.api import viewer
 
     viewer.install(app)  # /viewer, its static files, /docs and /redoc: nothing from a CDN

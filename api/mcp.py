@@ -17,6 +17,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from graphmem.api import mcp_sessions as sessions
 from graphmem.api.auth import Principal, authorize
 from graphmem.errors import GraphMemError
 from graphmem.memory import GraphMemory
@@ -197,4 +198,5 @@ def build_server(memory: GraphMemory | Callable[[], GraphMemory],
         return get().summarize(namespace=ns(namespace), agent=agent, session_id=session_id,
                                since=since, until=until).to_dict()
 
+    sessions.register(tool, get, ns)  # the session context (issue 48)
     return server

@@ -40,6 +40,7 @@ from graphmem.config import (
     GraphMemConfig,
     ImportanceConfig,
     RetrievalConfig,
+    SessionContextConfig,
     StoreConfig,
     TiersConfig,
     TypesConfig,
@@ -114,6 +115,7 @@ class Settings(BaseSettings):
     capture: CaptureConfig = CaptureConfig()
     cache: CacheConfig = CacheConfig()
     importance: ImportanceConfig = ImportanceConfig()
+    sessions: SessionContextConfig = SessionContextConfig()
 
     @classmethod
     def settings_customise_sources(

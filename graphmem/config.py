@@ -524,6 +524,25 @@ class CacheConfig(_Frozen):
     max_entries: int = Field(default=1024, gt=0)
 
 
+class SessionContextConfig(_Frozen):
+    """The short-term session context (Aurora's, issue 48): per-session key/value entries
+    and a capped list of recent messages in the store, each expiring ``ttl`` after its write.
+
+    Example:
+        >>> SessionContextConfig().ttl_seconds, SessionContextConfig().max_messages
+        (3600.0, 50)
+    """
+
+    #: what ``ttl=None`` means: one hour, the design's short-term tier
+    ttl_seconds: float = Field(default=3600.0, gt=0)
+    #: the longest TTL a caller may ask for (30 days; the working tier's span)
+    max_ttl_seconds: float = Field(default=30 * 24 * 3600.0, gt=0)
+    #: a session keeps its newest this many messages; older ones drop as new ones arrive
+    max_messages: int = Field(default=50, ge=1, le=10_000)
+    #: a value's or message's bound: UTF-8 bytes of compact JSON (as memory metadata)
+    max_value_bytes: int = Field(default=32_768, gt=0)
+
+
 class GraphMemConfig(_Frozen):
     """Everything the library can be told, by section; frozen, validated, never read from
     the environment (the server's ``Settings`` builds one from ``GRAPHMEM_*``).
@@ -546,3 +565,4 @@ class GraphMemConfig(_Frozen):
     capture: CaptureConfig = CaptureConfig()
     cache: CacheConfig = CacheConfig()
     importance: ImportanceConfig = ImportanceConfig()
+    sessions: SessionContextConfig = SessionContextConfig()

@@ -19,6 +19,7 @@ from graphmem.engine.embedding import Embedder, make_embedder
 from graphmem.engine.events import Subscription
 from graphmem.engine.maintenance import Maintainer, MaintenanceReport
 from graphmem.engine.retrieval import Retriever
+from graphmem.engine.session_context import SessionContextMethods
 from graphmem.engine.writes import Writer
 from graphmem.models import (
     IndexEntry,
@@ -39,7 +40,7 @@ from graphmem.rules.ttl import seen, seen_all
 from graphmem.store.base import Counts, KeyRecords, MemoryStore
 
 
-class GraphMemory(AgentMethods):
+class GraphMemory(AgentMethods, SessionContextMethods):
     """Long-term memory for agents over one store: the facade every face (Python, REST,
     MCP, CLI) calls. It validates, takes the in-process write lock where a call writes, and
     delegates to the core's parts (``writes``, ``edits``, ``access``, ``retrieval``,

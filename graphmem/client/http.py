@@ -22,6 +22,7 @@ import httpx
 from graphmem import errors
 from graphmem.client import events as _events
 from graphmem.client import wire
+from graphmem.client.sessions import AsyncSessionMethods, SessionMethods
 from graphmem.engine.events import MemoryEvent
 from graphmem.models import IndexEntry, Memory, MemoryPage, Relation, RetrievalResult
 
@@ -156,7 +157,7 @@ def _page(d: Any) -> MemoryPage:
     return MemoryPage(_many(wire.memory, d["items"]), d.get("next_cursor"))
 
 
-class GraphMemClient:
+class GraphMemClient(SessionMethods):  # the session context: client.sessions
     """Synchronous client: ``GraphMemClient(url, api_key)``. ``retries``: how often a call
     that changes nothing is repeated after a connection failure or a 502/503/504 (waiting
     ``backoff`` seconds, doubling); a write is never repeated.
@@ -283,7 +284,7 @@ class GraphMemClient:
         return list(self._do(("GET", "/v1/whoami", None, None))["namespaces"])
 
 
-class AsyncGraphMemClient:
+class AsyncGraphMemClient(AsyncSessionMethods):  # session context: client.sessions
     """The same calls, async (``await client.retrieve(...)``).
 
     Example:

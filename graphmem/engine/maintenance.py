@@ -60,6 +60,8 @@ class MaintenanceReport:
     compacted: int = 0
     #: why the run did nothing: another run (this owner) holds the maintenance lease
     skipped: str | None = None
+    #: session context entries and messages past their TTL deleted (issue 48)
+    context_purged: int = 0
 
     def counts(self) -> dict[str, int]:
         c = Counter(t.kind.value for t in self.transitions)
@@ -75,6 +77,7 @@ class MaintenanceReport:
                 "importance_updates": self.importance_updates, "counts": self.counts(),
                 "awaiting_consolidation": self.awaiting_consolidation,
                 "compacted": self.compacted, "skipped": self.skipped,
+                "context_purged": self.context_purged,
                 "transitions": [t.to_dict() for t in self.transitions]}
 
 
@@ -122,6 +125,8 @@ class Maintainer:
                 report.namespaces.append(ns)
                 self._namespace(ns, now, dry_run, report, lease)
             if not dry_run:
+                # expired session context goes, as reads already leave it out (issue 48)
+                report.context_purged = self.store.context_purge(namespace, now)
                 with self.lock:
                     report.compacted = self.store.compact(
                         self.config.dynamics.compact_min_stale)

@@ -453,6 +453,45 @@ class MemoryStore(Protocol):
         (``window_seconds`` after it opened; a new key opens one)."""
         ...
 
+    # session context (issue 48): short-term, shared by every replica, expiring ----------
+    def context_put(self, namespace: str, session: str, key: str, value_json: str,
+                    expires_at: datetime) -> None:
+        """Set (or replace) one key of a session's context, in one atomic step."""
+
+    def context_get(self, namespace: str, session: str, key: str, now: datetime
+                    ) -> tuple[str, datetime] | None:
+        """(value_json, expires_at) of the key, None when missing or expired at ``now``."""
+        ...
+
+    def context_list(self, namespace: str, session: str, now: datetime
+                     ) -> list[tuple[str, str, datetime]]:
+        """(key, value_json, expires_at) of the session's unexpired keys, by key."""
+        ...
+
+    def context_delete(self, namespace: str, session: str, key: str | None) -> int:
+        """Delete one key (None: every key of the session); the entries deleted."""
+        ...
+
+    def message_append(self, namespace: str, session: str, message_json: str, cap: int,
+                       added_at: datetime, expires_at: datetime) -> None:
+        """Append a message to the session's list and drop all but its newest ``cap``, in
+        the same transaction (two appenders never leave more than ``cap``)."""
+
+    def messages(self, namespace: str, session: str, now: datetime, limit: int
+                 ) -> list[tuple[str, datetime, datetime]]:
+        """(message_json, added_at, expires_at) of the session's newest ``limit`` unexpired
+        messages, oldest first."""
+        ...
+
+    def messages_clear(self, namespace: str, session: str) -> int:
+        """Delete every message of the session; the messages deleted."""
+        ...
+
+    def context_purge(self, namespace: str | None, now: datetime) -> int:
+        """Delete the context entries and messages expired at ``now`` (of one namespace or
+        all); the rows deleted. Reads never return them before this runs either."""
+        ...
+
 
 @runtime_checkable
 class KeyRecords(Protocol):

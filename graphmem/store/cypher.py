@@ -43,6 +43,8 @@ from graphmem.store.base import (
     active_columns,
     breadth_first,
 )
+from graphmem.store.cypher_context import SCHEMA as CONTEXT_SCHEMA
+from graphmem.store.cypher_context import CypherContext
 from graphmem.store.cypher_rows import (
     JOIN_SEP,
     MAX_FETCH,
@@ -63,7 +65,7 @@ SCHEMA = {
                  "schema/vector_key_context",
                  "schema/vector_content", "schema/vector_context", "schema/fulltext",
                  "schema/key_lookup", "schema/term_lookup", "schema/keyword_stats_lookup",
-                 "schema/event_window_key", "schema/lease_key"],
+                 "schema/event_window_key", "schema/lease_key", *CONTEXT_SCHEMA],
     "neo4j": ["schema/memory_key", "schema/memory_dedupe", "schema/session_key",
               "schema/memory_lookup",
               "schema/memory_time",
@@ -72,7 +74,7 @@ SCHEMA = {
               "schema/vector_key_context", "schema/vector_content", "schema/vector_context",
               "schema/fulltext", "schema/key_lookup", "schema/term_lookup",
               "schema/keyword_stats_lookup", "schema/event_window_key",
-              "schema/lease_key"],
+              "schema/lease_key", *CONTEXT_SCHEMA],
 }
 _VECTOR_TARGET = {  # allow-list: field -> (parameter name, index (Neo4j) / label (FalkorDB))
     "neo4j": {"content": ("index", "content_vector"), "context": ("index", "context_vector")},
@@ -104,7 +106,7 @@ class Connection(Protocol):
 _ts, _dt, _floats = codec.ts, codec.dt, codec.floats
 
 
-class CypherStore:
+class CypherStore(CypherContext):  # the session context: cypher_context
     """The store port over a ``Connection`` (``Neo4jConnection`` or ``FalkorDBConnection``).
 
     Example:

@@ -66,6 +66,7 @@ from graphmem.store.base import (
 from graphmem.store.lock import FolderLock
 from graphmem.store.rwlock import RWLock
 from graphmem.store.sqlite_checkpoint import BACKSTOP_PAGES, Checkpointer
+from graphmem.store.sqlite_context import SQLiteContext
 from graphmem.store.sqlite_schema import migrate
 from graphmem.store.sqlite_warm_up import WarmUp
 from graphmem.store.vectors import VectorIndex
@@ -84,7 +85,7 @@ _FTS_MERGE_AT_CLOSE = 1000
 _TOTAL_EVERY = 256
 
 
-class SQLiteStore:
+class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
     """The embedded store over one data folder (see module docstring).
 
     Example:

@@ -15,7 +15,7 @@ from graphmem.errors import SchemaVersionError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -427,3 +427,35 @@ def _to_v12(conn: sqlite3.Connection) -> None:
 
 
 MIGRATIONS[11] = _to_v12
+
+
+# v13: the short-term session context (issue 48): per-session keys and a capped list of
+# recent messages, each row expiring at its own time (POSIX seconds)
+_V13 = """
+CREATE TABLE IF NOT EXISTS session_context (
+    namespace TEXT NOT NULL,
+    session TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    PRIMARY KEY (namespace, session, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ix_session_context_expiry ON session_context (expires_at);
+CREATE TABLE IF NOT EXISTS session_messages (
+    seq INTEGER PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    session TEXT NOT NULL,
+    message TEXT NOT NULL,
+    added_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ix_session_messages ON session_messages (namespace, session, seq);
+CREATE INDEX IF NOT EXISTS ix_session_messages_expiry ON session_messages (expires_at)
+"""
+
+
+def _to_v13(conn: sqlite3.Connection) -> None:
+    _run(conn, _V13)
+
+
+MIGRATIONS[12] = _to_v13
