@@ -38,11 +38,11 @@ def _mcp(server: Server, tool: str, args: dict[str, Any]) -> Any:
     async def go() -> Any:
         async with Client(build_server(server.mem, [NS])) as client:
             result = await client.call_tool(tool, args)
+            text = getattr(result.content[0], "text", "")
             if result.is_error:
-                return {"error": result.content[0].text}
+                return {"error": text}
             content = result.structured_content
-            return content.get("result", content) if content else json.loads(
-                result.content[0].text)
+            return content.get("result", content) if content else json.loads(text)
 
     return asyncio.run(go())
 

@@ -11,6 +11,7 @@ import math
 import sqlite3
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -145,7 +146,7 @@ def test_storing_an_exact_twin_again_sets_its_ttl_as_the_last_write_says(
 @pytest.mark.parametrize("bad", BAD_TTLS, ids=repr)
 def test_a_bad_ttl_is_refused_and_nothing_is_written(tmp_path: Path, clock: Clock,
                                                      fake_embedder: FakeEmbedder,
-                                                     bad: object) -> None:
+                                                     bad: Any) -> None:
     with GraphMemory.open(tmp_path, clock=clock, embedder=fake_embedder) as mem:
         kept = mem.store("kept", namespace=NS, ttl=60)
         with pytest.raises(ValidationError):
@@ -220,5 +221,9 @@ def test_a_store_marked_older_than_schema_12_migrates_again(tmp_path: Path, cloc
     conn.commit()
     conn.close()
     with GraphMemory.open(tmp_path, clock=clock, embedder=fake_embedder) as mem:
-        assert sqlite_schema.current_version(mem.backend.conn) == sqlite_schema.SCHEMA_VERSION
         assert mem.get(kept.id, namespace=NS).expires_at == kept.expires_at
+    conn = sqlite3.connect(tmp_path / "graphmem.db")
+    try:
+        assert sqlite_schema.current_version(conn) == sqlite_schema.SCHEMA_VERSION >= 12
+    finally:
+        conn.close()
