@@ -8,7 +8,9 @@
  * const hits = await mem.retrieve("why did the deploy fail?");
  */
 import { errorFrom, unreachable } from "./errors.js";
-import { readEvents, type EventStreamOptions, type MemoryEvent } from "./events.js";
+import {
+  readEvents, type EventStreamOptions, type MemoryEvent, type MemoryEventData,
+} from "./events.js";
 import {
   fillPath, queryString, type Answer, type Method, type Operation, type Path, type RequestParts,
 } from "./operations.js";
@@ -158,7 +160,9 @@ export class GraphMemClient {
    * What happens to the namespace's memories, live (`GET /v1/events`); iterate it with
    * `for await`, leave the loop or abort `signal` to close it.
    */
-  events<T = unknown>(options: InNamespace & EventStreamOptions = {}): AsyncGenerator<MemoryEvent<T>, void, undefined> {
+  events<T = MemoryEventData>(
+    options: InNamespace & EventStreamOptions = {},
+  ): AsyncGenerator<MemoryEvent<T>, void, undefined> {
     const url = `${this.baseUrl}/v1/events${queryString({ namespace: this.ns(options) })}`;
     return readEvents<T>(url, this.headers, this.baseUrl, options);
   }

@@ -7,6 +7,6 @@ export {
   AuthError, ConflictError, ForbiddenError, GraphMemError, NotFoundError, RateLimitError,
   UnavailableError, ValidationError,
 } from "./errors.js";
-export type { EventStreamOptions, MemoryEvent } from "./events.js";
+export type { EventStreamOptions, MemoryEvent, MemoryEventData } from "./events.js";
 export { SseParser, type ServerSentEvent } from "./sse.js";
 export type { components, operations, paths } from "./schema.js";

@@ -38,8 +38,11 @@ test("the same events whatever the chunking, a CRLF split between chunks include
     [{ id: undefined, event: "message", data: "a" }]);
 });
 
-/** A stand-in event source: drops the first connection after two events, then resumes. */
-async function droppingServer(): Promise<{ url: string; seen: (string | undefined)[]; close: () => void }> {
+/**
+ * A stand-in event source whose first connection, after two events, drops ("drop") or goes
+ * silent ("silent"); a reconnect resumes after the Last-Event-ID it sends.
+ */
+async function droppingServer(mode: "drop" | "silent" = "drop"): Promise<{ url: string; seen: (string | undefined)[]; close: () => void }> {
   const seen: (string | undefined)[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const resumeFrom = req.headers["last-event-id"] as string | undefined;
@@ -54,7 +57,7 @@ async function droppingServer(): Promise<{ url: string; seen: (string | undefine
     res.write("retry: 10\n\n");
     const events = [from, from + 1].map((id) => `id: ${id}\nevent: stored\ndata: {"n":${id}}\n\n`);
     // the first connection drops mid-stream once its two events are on the wire
-    res.write(events.join(""), () => { if (resumeFrom === undefined) res.destroy(); });
+    res.write(events.join(""), () => { if (resumeFrom === undefined && mode === "drop") res.destroy(); });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as AddressInfo;
@@ -78,6 +81,39 @@ test("a dropped stream reconnects with Last-Event-ID and misses nothing", { time
     await assert.rejects(async () => {
       for await (const _ of refused.events()) assert.fail("no event on a refused stream");
     }, (err: unknown) => err instanceof ValidationError && err.status === 422 && /bad key/.test(err.message));
+  } finally {
+    source.close();
+  }
+});
+
+test("a silent stream is replaced after the idle timeout, resuming after the last event", { timeout: 20_000 }, async () => {
+  const source = await droppingServer("silent");
+  try {
+    const mem = new GraphMemClient({ baseUrl: source.url, apiKey: "k", namespace: "ns" });
+    const ids: (string | undefined)[] = [];
+    for await (const event of mem.events({ retryMs: 10, idleTimeoutMs: 300 })) {
+      ids.push(event.id);
+      if (ids.length === 4) break;
+    }
+    assert.deepEqual(ids, ["1", "2", "3", "4"]);
+    assert.deepEqual(source.seen, [undefined, "2"]);
+  } finally {
+    source.close();
+  }
+});
+
+test("aborting the signal ends the iteration", { timeout: 20_000 }, async () => {
+  const source = await droppingServer("silent");
+  try {
+    const mem = new GraphMemClient({ baseUrl: source.url, apiKey: "k", namespace: "ns" });
+    const stop = new AbortController();
+    const ids: (string | undefined)[] = [];
+    for await (const event of mem.events({ signal: stop.signal, lastEventId: "10" })) {
+      ids.push(event.id);
+      if (ids.length === 2) stop.abort();
+    }
+    assert.deepEqual(ids, ["11", "12"]);
+    assert.deepEqual(source.seen, ["10"]);
   } finally {
     source.close();
   }
