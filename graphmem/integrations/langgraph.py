@@ -88,10 +88,6 @@ class _Backend:
     def __init__(self, target: Any) -> None:
         self.target = target
 
-    def now(self) -> Any:
-        clock = getattr(self.target, "clock", None)  # a client leaves expiry to its server
-        return clock() if callable(clock) else None
-
     def get(self, ns: str, id: str) -> Memory | None:
         try:
             return self.target.get(id, namespace=ns)
@@ -265,12 +261,11 @@ class GraphMemStore(BaseStore):
             yield from self._put(op)
         return results
 
-    def _found(self, m: Memory | None, name: str, now: Any) -> _Found | None:
-        """The item kept in ``m`` when it is live (active, not past its TTL, ours)."""
+    @staticmethod
+    def _found(m: Memory | None, name: str) -> _Found | None:
+        """The item kept in ``m`` when it is live: active (a read shows a memory past its TTL
+        expired) and ours."""
         if m is None or m.status != Status.ACTIVE or not codec.is_item(m.metadata):
-            return None
-        expires = getattr(m, "expires_at", None)
-        if expires is not None and now is not None and expires <= now:
             return None
         labels, key, value = codec.parse_item(m.metadata)
         return _Found(Item(value=value, key=key, namespace=labels, created_at=m.created_at,
@@ -278,8 +273,7 @@ class GraphMemStore(BaseStore):
 
     def _get(self, op: GetOp) -> Steps:
         name = self.graphmem_namespace(op.namespace)
-        found = self._found((yield ("get", name, codec.key_id(op.key))), name,
-                            self._backend.now())
+        found = self._found((yield ("get", name, codec.key_id(op.key))), name)
         if found is None or (found.item.namespace, found.item.key) != (tuple(op.namespace),
                                                                         op.key):
             return None
@@ -289,7 +283,7 @@ class GraphMemStore(BaseStore):
 
     def _live_in(self, prefix: tuple[str, ...], limit: int | None = None) -> Steps:
         """Every live item under ``prefix``, by graphmem namespace, oldest first."""
-        now, n = self._backend.now(), len(prefix)
+        n = len(prefix)
         out: dict[str, list[_Found]] = {}
         for name in (yield ("namespaces",)):
             labels = codec.decode_namespace(name, self.prefix)
@@ -297,7 +291,7 @@ class GraphMemStore(BaseStore):
                                                      and labels[:n] != prefix):
                 continue
             items = [f for m in (yield ("listing", name, limit))
-                     if (f := self._found(m, name, now)) is not None
+                     if (f := self._found(m, name)) is not None
                      and f.item.namespace[:n] == prefix]
             if items:
                 out[name] = items
@@ -350,7 +344,7 @@ class GraphMemStore(BaseStore):
         content = codec.content(texts, id)
         ttl = None if op.ttl is None else op.ttl * 60
         was = yield ("get", name, id)
-        live = self._found(was, name, self._backend.now())
+        live = self._found(was, name)
         if live is not None and not (live.ttl is not None and ttl is None):
             yield ("update", name, id, content, metadata, ttl)
             return None

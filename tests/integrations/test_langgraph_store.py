@@ -308,3 +308,59 @@ def test_a_compiled_state_graph_reads_and_writes_through_the_store(tmp_path: Pat
         third = asyncio.run(graph.ainvoke({"user": "u1", "said": "green tea again"}))
         assert sorted(third["recalled"]) == ["I like green tea", "what tea do I like?"]
         assert sorted(mem.namespaces()) == ["lg:users:u1:memories", "lg:users:u2:memories"]
+
+
+def _ttl_story(store: BaseStore, advance: Any) -> list[Any]:
+    """LangGraph's TTL: minutes after the last write or refreshing read."""
+    ns = ("users", "u1")
+    store.put(ns, "short", {"text": "a passing note"}, ttl=1)
+    store.put(ns, "kept", {"text": "a lasting fact"})
+    seen: list[Any] = []
+    advance(45)
+    seen.append(store.get(ns, "short") is not None)  # a read at 45 s: refreshed
+    advance(45)
+    seen.append(store.get(ns, "short", refresh_ttl=False) is not None)  # 45 s after: there
+    seen.append(sorted(i.key for i in store.search(ns, refresh_ttl=False)))
+    advance(20)  # 65 s after the refresh: gone from every read
+    seen += [store.get(ns, "short"), sorted(i.key for i in store.search(ns)),
+             store.list_namespaces()]
+    store.put(ns, "short", {"text": "written again"}, ttl=1)  # a put over an expired key
+    seen.append(store.get(ns, "short").value)  # type: ignore[union-attr]
+    advance(50)
+    seen.append([i.key for i in store.search(ns, query="written")])  # a search refreshes
+    advance(50)
+    seen.append(store.get(ns, "short") is not None)
+    return seen
+
+
+STORY = [True, True, ["kept", "short"], None, ["kept"], [("users", "u1")],
+         {"text": "written again"}, ["short", "kept"], True]
+
+
+def test_ttl_in_minutes_expires_on_the_injected_clock(tmp_path: Path, clock: Clock) -> None:
+    with GraphMemory.open(tmp_path / "d", clock=clock, embedder=FakeEmbedder()) as mem:
+        store = GraphMemStore(mem, index={"fields": ["text"]})
+        assert store.supports_ttl
+        assert _ttl_story(store, lambda s: clock.advance(seconds=s)) == STORY
+        [kept] = [m for m in mem.list_page(namespace="lg:users:u1", status=None).items
+                  if m.metadata[codec.KEY] == '"kept"']
+        assert kept.expires_at is None and kept.pinned
+
+
+def test_ttl_through_the_client_expires_on_the_servers_clock(server: Server) -> None:
+    with GraphMemClient(server.url, server.keys.create(["*"], "writer")[1]) as client:
+        store = fresh(client)
+        assert _ttl_story(store, lambda s: server.clock.advance(seconds=s)) == STORY
+
+
+def test_a_default_ttl_and_no_refresh_on_read(tmp_path: Path, clock: Clock) -> None:
+    with GraphMemory.open(tmp_path / "d", clock=clock, embedder=FakeEmbedder()) as mem:
+        store = GraphMemStore(mem, ttl={"default_ttl": 1, "refresh_on_read": False})
+        store.put(("docs",), "a", {"text": "x"})
+        clock.advance(seconds=45)
+        assert store.get(("docs",), "a") is not None  # read, not refreshed
+        clock.advance(seconds=20)
+        assert store.get(("docs",), "a") is None
+        store.put(("docs",), "b", {"text": "y"}, ttl=None)  # None: never expires
+        clock.advance(days=400)
+        assert store.get(("docs",), "b") is not None
