@@ -49,7 +49,13 @@ class MemoryEvent:
     updated, deleted, related, unrelated, pinned, unpinned, promoted, demoted, archived,
     expired, restored, superseded, consolidation; and for a listener missed, overflow),
     ``memory_id`` when one memory is concerned, ``data`` what else is known (tier, status,
-    a content preview, the edge, the run). ``id`` is given by the log."""
+    a content preview, the edge, the run). ``id`` is given by the log.
+
+    Example:
+        >>> e = MemoryEvent("deleted", "ops", datetime(2026, 1, 1, tzinfo=UTC), "m1", id="a-7")
+        >>> e.to_dict()["type"], e.to_dict()["at"]
+        ('deleted', '2026-01-01T00:00:00+00:00')
+    """
 
     type: str
     namespace: str
@@ -67,7 +73,15 @@ class MemoryEvent:
 class Subscription:
     """One listener's bounded queue. ``take`` returns what arrived (at once), ``wait`` blocks
     until something did; ``waker`` is called (from the writer's thread) when the queue goes
-    from empty to not empty, so an asyncio consumer can be woken thread-safely. Close it."""
+    from empty to not empty, so an asyncio consumer can be woken thread-safely. Close it.
+
+    Example:
+        >>> log = EventLog(epoch="e1")
+        >>> with log.subscribe("ops") as sub:
+        ...     log.publish([MemoryEvent("stored", "ops", datetime(2026, 1, 1, tzinfo=UTC))])
+        ...     [(e.id, e.type) for e in sub.take()], sub.last_id
+        ([('e1-1', 'stored')], 'e1-1')
+    """
 
     def __init__(self, log_: EventLog, namespace: str, capacity: int) -> None:
         self.log, self.namespace, self.capacity = log_, namespace, capacity
@@ -145,7 +159,14 @@ class Subscription:
 
 class EventLog:
     """The process's events: a ring of the last ``retain`` and the listeners by namespace.
-    Publishing costs a lock and an append when nobody listens."""
+    Publishing costs a lock and an append when nobody listens.
+
+    Example:
+        >>> log = EventLog(retain=2, epoch="e1")
+        >>> log.publish([MemoryEvent("stored", "ops", datetime(2026, 1, 1, tzinfo=UTC))])
+        >>> log.parse("e1-1"), log.parse("e9-1"), log.listening()
+        (1, None, 0)
+    """
 
     def __init__(self, *, retain: int = DEFAULT_RETAIN, queue: int = DEFAULT_QUEUE,
                  max_listeners: int = DEFAULT_MAX_LISTENERS, epoch: str | None = None,
