@@ -101,3 +101,14 @@ class MessageAddedOut(BaseModel):
     """
 
     expires_at: datetime
+
+
+class RemovedOut(BaseModel):
+    """How many context entries or messages a delete removed (0 when there were none).
+
+    Example:
+        >>> RemovedOut(deleted=2).deleted
+        2
+    """
+
+    deleted: int

@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from graphmem.api import schemas as s
 from graphmem.api import session_schemas as c
 from graphmem.api.auth import authorize
 from graphmem.api.deps import Auth, Mem, NsQuery
@@ -23,7 +22,7 @@ def list_context(session_id: c.SessionPath, namespace: NsQuery, who: Auth, mem: 
     return {"session_id": session_id, "entries": [e.to_dict() for e in entries]}
 
 
-@router.delete("/context", response_model=s.DeletedOut)
+@router.delete("/context", response_model=c.RemovedOut)
 def delete_context(session_id: c.SessionPath, namespace: NsQuery, who: Auth,
                    mem: Mem) -> Any:
     """Delete the session's whole context."""
@@ -49,7 +48,7 @@ def get_context(session_id: c.SessionPath, key: c.KeyPath, namespace: NsQuery, w
     return entry.to_dict()
 
 
-@router.delete("/context/{key}", response_model=s.DeletedOut)
+@router.delete("/context/{key}", response_model=c.RemovedOut)
 def delete_context_key(session_id: c.SessionPath, key: c.KeyPath, namespace: NsQuery,
                        who: Auth, mem: Mem) -> Any:
     """Delete one key (``deleted``: 0 when there was none)."""
@@ -73,7 +72,7 @@ def add_message(session_id: c.SessionPath, namespace: NsQuery, body: c.MessageIn
                                           namespace=authorize(who, namespace, "writer"))}
 
 
-@router.delete("/messages", response_model=s.DeletedOut)
+@router.delete("/messages", response_model=c.RemovedOut)
 def clear_messages(session_id: c.SessionPath, namespace: NsQuery, who: Auth,
                    mem: Mem) -> Any:
     """Delete every message of the session."""
