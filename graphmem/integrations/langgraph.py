@@ -9,21 +9,13 @@ embedded and searched. A put of an existing key updates that memory, a delete de
 ``ttl`` (minutes, as LangGraph counts) is the memory's own TTL, refreshed on reads unless
 ``refresh_ttl=False``. Items are pinned unless ``pin=False``: graphmem's decay, expiry and
 consolidation never take an item LangGraph still expects (ADR 0064).
-
-Example:
-    >>> import tempfile
-    >>> from graphmem import GraphMemory
-    >>> with GraphMemory.open(tempfile.mkdtemp()) as mem:
-    ...     store = GraphMemStore(mem, index={"fields": ["text"]})
-    ...     store.put(("users", "u1"), "a", {"text": "likes green tea", "kind": "pref"})
-    ...     store.get(("users", "u1"), "a").value
-    {'text': 'likes green tea', 'kind': 'pref'}
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
@@ -185,16 +177,27 @@ class GraphMemStore(BaseStore):
     ``GraphMemory``, ``GraphMemClient`` or ``AsyncGraphMemClient`` (then only the async
     methods). ``index``: LangGraph's ``IndexConfig``; only ``fields`` is read (graphmem embeds
     with its own model). ``ttl``: LangGraph's ``TTLConfig`` (``default_ttl``,
-    ``refresh_on_read``). ``prefix``: the first part of every graphmem namespace it writes."""
+    ``refresh_on_read``). ``prefix``: the first part of every graphmem namespace it writes.
+
+    Example:
+        >>> import tempfile
+        >>> from graphmem import GraphMemory
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
+        ...     store = GraphMemStore(mem, index={"fields": ["text"]})
+        ...     store.put(("users", "u1"), "a", {"text": "likes green tea", "kind": "pref"})
+        ...     item = store.get(("users", "u1"), "a")
+        ...     item.value, store.list_namespaces(), mem.namespaces()
+        ({'text': 'likes green tea', 'kind': 'pref'}, [('users', 'u1')], ['lg:users:u1'])
+    """
 
     supports_ttl = True
 
     def __init__(self, mem: Any, *, index: IndexConfig | None = None,
                  ttl: TTLConfig | None = None, prefix: str = codec.DEFAULT_PREFIX,
                  pin: bool = True) -> None:
-        from graphmem.client.http import AsyncGraphMemClient
-
-        self._async_only = isinstance(mem, AsyncGraphMemClient)
+        # an AsyncGraphMemClient (its verbs are coroutines); no import of the client here
+        self._async_only = inspect.iscoroutinefunction(getattr(mem, "get", None))
         self._backend = (_AsyncBackend if self._async_only else _Backend)(mem)
         self.index_config = index
         self.ttl_config = ttl
