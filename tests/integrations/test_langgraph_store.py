@@ -23,11 +23,12 @@ from langgraph.store.memory import InMemoryStore
 
 from graphmem import GraphMemory
 from graphmem.client import AsyncGraphMemClient, GraphMemClient
+from graphmem.config import GraphMemConfig, StoreConfig
 from graphmem.errors import ConfigError, GraphMemError, ValidationError
 from graphmem.integrations import langgraph_codec as codec
 from graphmem.integrations.langgraph import GraphMemStore
 from tests.api.test_rest import Server
-from tests.conftest import Clock, FakeEmbedder
+from tests.conftest import Clock, FakeEmbedder, fresh_graph
 
 LONG = "l" * 90  # three of them encode past 128 characters: a hashed namespace
 NAMESPACES = [("users", "u1"), ("users", "u2"), ("users", "u1", "deep"), ("a:b", "ü ñ"),
@@ -127,10 +128,15 @@ def apply(op: tuple[Any, ...], mine: BaseStore, ref: InMemoryStore) -> None:
     _prune(ref)
 
 
-@pytest.fixture(scope="module")
-def shared_mem(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GraphMemory]:
-    with GraphMemory.open(tmp_path_factory.mktemp("lg") / "data", clock=Clock(),
-                          embedder=FakeEmbedder()) as mem:
+@pytest.fixture(scope="module", params=["sqlite", "falkordb"])
+def shared_mem(request: pytest.FixtureRequest,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[GraphMemory]:
+    """The embedded store and a FalkorDB graph (Neo4j: the acceptance sequence alone)."""
+    target, graph = str(tmp_path_factory.mktemp("lg") / "data"), None
+    if request.param == "falkordb":
+        target, graph = fresh_graph(request, "falkordb")
+    config = GraphMemConfig(store=StoreConfig(falkordb_graph=graph) if graph else StoreConfig())
+    with GraphMemory.open(target, config=config, clock=Clock(), embedder=FakeEmbedder()) as mem:
         yield mem
 
 
