@@ -370,3 +370,20 @@ def test_a_default_ttl_and_no_refresh_on_read(tmp_path: Path, clock: Clock) -> N
         store.put(("docs",), "b", {"text": "y"}, ttl=None)  # None: never expires
         clock.advance(days=400)
         assert store.get(("docs",), "b") is not None
+
+
+def test_pinned_items_outlive_consolidation_unpinned_ones_age(tmp_path: Path,
+                                                              clock: Clock) -> None:
+    """Why items are pinned (ADR 0064): consolidation archives old unpinned look-alikes, and
+    a LangGraph caller would see its items vanish."""
+    with GraphMemory.open(tmp_path / "d", clock=clock, embedder=FakeEmbedder()) as mem:
+        kept, aging = GraphMemStore(mem), GraphMemStore(mem, prefix="aging", pin=False)
+        for store in (kept, aging):
+            for i in range(8):
+                store.put(("docs",), f"k{i}", {"text": "the deploy failed: the migration "
+                                                       f"locked table {i % 2}"})
+        clock.advance(days=200)
+        for ns in ("lg:docs", "aging:docs"):
+            mem.consolidate(ns)
+        assert len(kept.search(("docs",))) == 8
+        assert len(aging.search(("docs",))) < 8
