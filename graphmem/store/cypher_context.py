@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 #: the schema statements of the session context, by dialect (``CypherStore.open``)
-SCHEMA = ["schema/context_key", "schema/message_key", "schema/message_log_key"]
+SCHEMA = ["schema/context_key", "schema/message_key", "schema/message_log_key",
+          "schema/context_expiry", "schema/message_expiry", "schema/message_log_expiry"]
 
 
 def _dt(seconds: Any) -> datetime:

@@ -1,0 +1,8 @@
+// name: schema/message_expiry
+// dialect: falkordb
+// purpose: range index on when a message expires: context/purge finds the expired ones
+//          without scanning the label
+// parameters: none
+// returns: nothing
+// mode: schema
+CREATE INDEX FOR (m:GraphmemMessage) ON (m.expires_at)

@@ -1,0 +1,8 @@
+// name: schema/message_log_expiry
+// dialect: neo4j
+// purpose: range index on when a message log expires: context/purge finds the expired ones
+//          without scanning the label
+// parameters: none
+// returns: nothing
+// mode: schema
+CREATE INDEX message_log_expiry IF NOT EXISTS FOR (ml:GraphmemMessageLog) ON (ml.expires_at)
