@@ -250,7 +250,7 @@ class Editor:
     def restore(self, ns: str, id: str, ttl: Any = None) -> Memory:
         """An expired or archived memory active again (its decay age restarts). One whose
         own TTL ran out (marked by maintenance or not yet) comes back without an expiry,
-        unless ``ttl`` gives it a new one (seconds from now; ADR 0063)."""
+        unless ``ttl`` gives it a new one (seconds from now; ADR 0067)."""
         seconds = None if ttl is None else ttl_rule.ttl_seconds(ttl)  # bad: nothing written
         m = self.core.require(ns, [id])[id]
         now = self.core.clock()
