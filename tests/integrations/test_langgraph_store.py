@@ -24,7 +24,7 @@ from langgraph.store.memory import InMemoryStore
 from graphmem import GraphMemory
 from graphmem.client import AsyncGraphMemClient, GraphMemClient
 from graphmem.config import GraphMemConfig, StoreConfig
-from graphmem.errors import ConfigError, GraphMemError, ValidationError
+from graphmem.errors import ConfigError, ForbiddenError, GraphMemError, ValidationError
 from graphmem.integrations import langgraph_codec as codec
 from graphmem.integrations.langgraph import GraphMemStore
 from tests.api.test_rest import Server
@@ -387,3 +387,18 @@ def test_pinned_items_outlive_consolidation_unpinned_ones_age(tmp_path: Path,
             mem.consolidate(ns)
         assert len(kept.search(("docs",))) == 8
         assert len(aging.search(("docs",))) < 8
+
+
+def test_a_scoped_key_sees_only_its_namespaces(server: Server) -> None:
+    admin = fresh(GraphMemClient(server.url, server.keys.create(["*"], "writer")[1]))
+    for user in ("u1", "u2"):
+        admin.put(("users", user), "a", {"text": f"a note of {user}"})
+    key = server.keys.create([admin.graphmem_namespace(("users", "u1"))], "reader")[1]
+    scoped = GraphMemStore(GraphMemClient(server.url, key), prefix=admin.prefix)
+    assert scoped.list_namespaces() == [("users", "u1")]
+    assert [i.namespace for i in scoped.search(("users",))] == [("users", "u1")]
+    with pytest.raises(ForbiddenError):
+        scoped.get(("users", "u2"), "a")
+    with pytest.raises(ForbiddenError):  # a reader key: nothing written
+        scoped.put(("users", "u1"), "b", {"text": "x"})
+    assert [i.key for i in admin.search(("users", "u1"))] == ["a"]
