@@ -25,22 +25,21 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import threading
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from graphmem.errors import ValidationError
 from graphmem.models import Memory
 from graphmem.rules import validation as v
 
-if TYPE_CHECKING:
-    from graphmem.client.http import AsyncGraphMemClient, GraphMemClient
-    from graphmem.memory import GraphMemory
-
-    Backend = GraphMemory | GraphMemClient | AsyncGraphMemClient
+#: a ``GraphMemory``, a ``GraphMemClient`` or an ``AsyncGraphMemClient`` (the integrations
+#: sit beside the faces: they name neither client, the layers forbid it)
+Backend = Any
 
 T = TypeVar("T")
 #: a backend method's name, its positional arguments and its keywords
@@ -56,7 +55,12 @@ PAGE = 1000
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One item to append: its text (the memory's content), role and the item as JSON."""
+    """One item to append: its text (the memory's content), role and the item as JSON.
+
+    Example:
+        >>> Entry("hi", "user", to_json({"role": "user", "content": "hi"})).payload
+        '{"role":"user","content":"hi"}'
+    """
 
     text: str
     role: str
@@ -72,9 +76,8 @@ def to_json(item: Any) -> str:
 
 
 def is_async(backend: Any) -> bool:
-    from graphmem.client.http import AsyncGraphMemClient
-
-    return isinstance(backend, AsyncGraphMemClient)
+    """An ``AsyncGraphMemClient`` (its verbs are coroutines), told without importing it."""
+    return inspect.iscoroutinefunction(getattr(backend, "retrieve", None))
 
 
 def run(plan: Plan[T], backend: Backend, lock: threading.Lock | None = None) -> T:
@@ -113,7 +116,16 @@ def call(name: str, *args: Any, **kw: Any) -> Plan[Any]:
 
 
 class SessionLog:
-    """The items of one session that carry ``marker`` in their metadata, oldest first."""
+    """The items of one session that carry ``marker`` in their metadata, oldest first: its
+    methods are plans for ``run`` / ``arun``.
+
+    Example:
+        >>> from graphmem.models import utcnow
+        >>> log = SessionLog("chat-1", "ops", "demo_item", utcnow)
+        >>> name, args, kw = next(log.read(5))  # the first call the read needs
+        >>> name, kw["session_id"], kw["order"], kw["status"]
+        ('list_page', 'chat-1', 'desc', None)
+    """
 
     def __init__(self, session_id: str, namespace: str, marker: str,
                  clock: Callable[[], datetime]) -> None:

@@ -8,16 +8,6 @@ in its metadata, so its type and fields come back as they went in, and its text 
 content, so the chat is linked by FOLLOWS and recalled like any memory. The store may be a
 ``GraphMemory``, a ``GraphMemClient`` or an ``AsyncGraphMemClient`` (async methods only).
 
-Example:
-    >>> import tempfile
-    >>> from langchain_core.messages import AIMessage, HumanMessage
-    >>> from graphmem import GraphMemory
-    >>> from graphmem.bench.scale import RandomEmbedder
-    >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
-    ...     history = GraphMemChatHistory("chat-1", mem)
-    ...     history.add_messages([HumanMessage("hi"), AIMessage("hello")])
-    ...     [m.type for m in history.messages]
-    ['human', 'ai']
 """
 
 from __future__ import annotations
@@ -27,7 +17,7 @@ import json
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
@@ -40,12 +30,17 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, field_validator
 
 from graphmem.errors import ValidationError
-from graphmem.integrations._log import Entry, SessionLog, arun, call, run, to_json
+from graphmem.integrations._log import (
+    Backend,
+    Entry,
+    SessionLog,
+    arun,
+    call,
+    run,
+    to_json,
+)
 from graphmem.models import Memory, RetrievalResult, utcnow
 from graphmem.rules import validation as v
-
-if TYPE_CHECKING:
-    from graphmem.integrations._log import Backend
 
 #: the metadata key holding a message (it also marks the session's memories as messages)
 MESSAGE_KEY = "langchain_message"
@@ -63,7 +58,19 @@ def _messages(rows: list[Memory]) -> list[BaseMessage]:
 
 class GraphMemChatHistory(BaseChatMessageHistory):
     """A chat's messages as a graphmem session, oldest first: for
-    ``RunnableWithMessageHistory(chain, lambda sid: GraphMemChatHistory(sid, mem))``."""
+    ``RunnableWithMessageHistory(chain, lambda sid: GraphMemChatHistory(sid, mem))``.
+
+    Example:
+        >>> import tempfile
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> from graphmem import GraphMemory
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
+        ...     history = GraphMemChatHistory("chat-1", mem)
+        ...     history.add_messages([HumanMessage("hi"), AIMessage("hello")])
+        ...     [(m.type, m.content) for m in history.messages]
+        [('human', 'hi'), ('ai', 'hello')]
+    """
 
     def __init__(self, session_id: str, mem: Backend, *, namespace: str = "default",
                  clock: Callable[[], datetime] | None = None) -> None:
@@ -113,7 +120,18 @@ def to_document(hit: RetrievalResult) -> Document:
 class GraphMemRetriever(BaseRetriever):
     """The best ``k`` memories of ``namespace`` for a query, through graphmem's whole
     pipeline (seeds, graph walk, rerank); ``filters`` / ``strategy`` / ``depth`` as
-    ``GraphMemory.retrieve`` takes them."""
+    ``GraphMemory.retrieve`` takes them.
+
+    Example:
+        >>> import tempfile
+        >>> from graphmem import GraphMemory
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
+        ...     m = mem.store("the deploy failed", namespace="ops")
+        ...     doc = GraphMemRetriever(mem=mem, namespace="ops").invoke("deploy")[0]
+        ...     doc.id == m.id, doc.metadata["path"], sorted(doc.metadata["terms"])[:2]
+        (True, 'seed', ['context_keyword', 'context_semantic'])
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 

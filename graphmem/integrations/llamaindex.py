@@ -12,16 +12,6 @@ memory it repeats. The store may be a ``GraphMemory``, a ``GraphMemClient`` or a
 No data is downloaded: neither class tokenizes, and ``Memory.from_defaults`` reads its
 tokenizer from the copy bundled with llama-index-core (or give it ``tokenizer_fn``).
 
-Example:
-    >>> import asyncio, tempfile
-    >>> from llama_index.core.llms import ChatMessage
-    >>> from graphmem import GraphMemory
-    >>> from graphmem.bench.scale import RandomEmbedder
-    >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
-    ...     block = GraphMemBlock(mem=mem, namespace="chat")
-    ...     asyncio.run(block.aput([ChatMessage(role="user", content="I like green tea")]))
-    ...     asyncio.run(block.aget([ChatMessage(role="user", content="green tea?")]))
-    '- user: I like green tea'
 """
 
 from __future__ import annotations
@@ -54,7 +44,19 @@ def _options(namespace: str, limit: int, filters: dict[str, Any] | None) -> dict
 class GraphMemBlock(BaseMemoryBlock[str]):
     """Long-term memory for ``Memory.from_defaults(memory_blocks=[GraphMemBlock(mem=mem)])``:
     the ``limit`` memories most relevant to the last ``context_window`` messages, one a line,
-    best first."""
+    best first.
+
+    Example:
+        >>> import asyncio, tempfile
+        >>> from llama_index.core.llms import ChatMessage
+        >>> from graphmem import GraphMemory
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
+        ...     block = GraphMemBlock(mem=mem, namespace="chat")
+        ...     asyncio.run(block.aput([ChatMessage(role="user", content="I like green tea")]))
+        ...     asyncio.run(block.aget([ChatMessage(role="user", content="green tea?")]))
+        '- user: I like green tea'
+    """
 
     name: str = Field(default="graphmem", description="The name of the memory block.")
     mem: Any = Field(description="a GraphMemory, GraphMemClient or AsyncGraphMemClient")
@@ -124,7 +126,18 @@ def to_node(hit: RetrievalResult) -> NodeWithScore:
 
 class GraphMemRetriever(BaseRetriever):
     """The best ``k`` memories of ``namespace`` for a query as ``NodeWithScore``s, for a
-    query engine or ``retriever.retrieve(text)``."""
+    query engine or ``retriever.retrieve(text)``.
+
+    Example:
+        >>> import tempfile
+        >>> from graphmem import GraphMemory
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
+        ...     m = mem.store("the deploy failed", namespace="ops")
+        ...     hit = GraphMemRetriever(mem, namespace="ops").retrieve("deploy")[0]
+        ...     hit.node.node_id == m.id, hit.node.metadata["path"], hit.score > 0
+        (True, 'seed', True)
+    """
 
     def __init__(self, mem: Any, *, namespace: str = "default", k: int = 4,
                  filters: dict[str, Any] | None = None, **kwargs: Any) -> None:

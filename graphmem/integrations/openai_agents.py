@@ -7,17 +7,6 @@ Each item the runner adds is one memory with the session's id: the item whole (w
 conversation is also linked by FOLLOWS and recalled like any memory. The store may be a
 ``GraphMemory``, a ``GraphMemClient`` or an ``AsyncGraphMemClient``.
 
-Example:
-    >>> import asyncio, tempfile
-    >>> from graphmem import GraphMemory
-    >>> from graphmem.bench.scale import RandomEmbedder
-    >>> async def chat(mem):
-    ...     session = GraphMemSession("chat-1", mem)
-    ...     await session.add_items([{"role": "user", "content": "hi"}])
-    ...     return await session.get_items()
-    >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
-    ...     asyncio.run(chat(mem))
-    [{'role': 'user', 'content': 'hi'}]
 """
 
 from __future__ import annotations
@@ -32,14 +21,20 @@ from typing import TYPE_CHECKING, Any
 from agents import RunContextWrapper, Tool, default_tool_error_function, function_tool
 
 from graphmem.errors import ValidationError
-from graphmem.integrations._log import Entry, SessionLog, arun, call, is_async, to_json
+from graphmem.integrations._log import (
+    Backend,
+    Entry,
+    SessionLog,
+    arun,
+    call,
+    is_async,
+    to_json,
+)
 from graphmem.models import Memory, utcnow
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
     from agents.memory.session_settings import SessionSettings
-
-    from graphmem.integrations._log import Backend
 
 #: the metadata key holding an item (it also marks the session's memories as items)
 ITEM_KEY = "openai_agents_item"
@@ -84,7 +79,21 @@ class GraphMemSession:
     """The SDK's ``Session`` protocol over a graphmem session: ``Runner.run(agent, text,
     session=GraphMemSession("chat-1", mem))`` keeps the conversation in graphmem. One
     object serialises its own writes; two writers of one session in separate processes may
-    give two items the same turn (the second then reinforces the first)."""
+    give two items the same turn (the second then reinforces the first).
+
+    Example:
+        >>> import asyncio, tempfile
+        >>> from graphmem import GraphMemory
+        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> async def chat(mem):
+        ...     session = GraphMemSession("chat-1", mem)
+        ...     await session.add_items([{"role": "user", "content": "hi"},
+        ...                              {"role": "assistant", "content": "hello"}])
+        ...     return await session.pop_item(), await session.get_items()
+        >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
+        ...     asyncio.run(chat(mem))
+        ({'role': 'assistant', 'content': 'hello'}, [{'role': 'user', 'content': 'hi'}])
+    """
 
     session_settings: SessionSettings | None = None
 
