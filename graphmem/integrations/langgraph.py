@@ -14,9 +14,7 @@ consolidation never take an item LangGraph still expects (ADR 0064).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
-import logging
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -47,16 +45,14 @@ from graphmem.errors import (
     ValidationError,
 )
 from graphmem.integrations import langgraph_codec as codec
+from graphmem.integrations.langgraph_backends import AsyncBackend, Backend
 from graphmem.models import Memory, Status
-
-log = logging.getLogger(__name__)
 
 #: a backend call the op logic asks for: the method's name and its arguments
 Call = tuple[Any, ...]
 Steps = Generator[Call, Any, Any]
 #: graphmem's bound on one retrieval's results
 MAX_RANKED = 100
-PAGE = 1000
 
 
 @dataclass
@@ -71,105 +67,6 @@ class _Found:
     def ttl(self) -> float | None:
         ttl = self.memory.metadata.get(codec.TTL)
         return None if ttl is None else float(ttl)
-
-
-class _Backend:
-    """The calls the op logic makes, on a ``GraphMemory`` or a ``GraphMemClient`` (the
-    client mirrors the facade's verbs)."""
-
-    def __init__(self, target: Any) -> None:
-        self.target = target
-
-    def get(self, ns: str, id: str) -> Memory | None:
-        try:
-            return self.target.get(id, namespace=ns)
-        except NotFoundError:
-            return None
-
-    def store(self, ns: str, id: str, content: str, metadata: dict[str, Any],
-              ttl: float | None, pinned: bool) -> None:
-        extra = {} if ttl is None else {"ttl": ttl}
-        self.target.store(content, namespace=ns, id=id, metadata=metadata, pinned=pinned,
-                          source="langgraph", **extra)
-
-    def update(self, ns: str, id: str, content: str, metadata: dict[str, Any],
-               ttl: float | None) -> None:
-        extra = {} if ttl is None else {"ttl": ttl}
-        self.target.update(id, namespace=ns, content=content, metadata=metadata, **extra)
-
-    def refresh(self, ns: str, id: str, ttl: float) -> None:
-        self.target.update(id, namespace=ns, ttl=ttl)
-
-    def delete(self, ns: str, id: str) -> None:
-        with contextlib.suppress(NotFoundError):
-            self.target.delete(id, namespace=ns)
-
-    def listing(self, ns: str, limit: int | None = None) -> list[Memory]:
-        out: list[Memory] = []
-        cursor = None
-        while True:
-            page = self.target.list_page(namespace=ns, sort="created_at", order="asc",
-                                         limit=min(PAGE, limit or PAGE), cursor=cursor)
-            out += page.items
-            if page.next_cursor is None or (limit and len(out) >= limit):
-                return out
-            cursor = page.next_cursor
-
-    def retrieve(self, ns: str, query: str, limit: int) -> list[tuple[str, float]]:
-        return [(r.memory.id, r.score)
-                for r in self.target.retrieve(query, namespace=ns, limit=limit)]
-
-    def namespaces(self) -> list[str]:
-        return list(self.target.namespaces())
-
-
-class _AsyncBackend(_Backend):
-    """The same calls on an ``AsyncGraphMemClient``."""
-
-    async def get(self, ns: str, id: str) -> Memory | None:  # type: ignore[override]
-        try:
-            return await self.target.get(id, namespace=ns)
-        except NotFoundError:
-            return None
-
-    async def store(self, ns: str, id: str, content: str,  # type: ignore[override]
-                    metadata: dict[str, Any], ttl: float | None, pinned: bool) -> None:
-        extra = {} if ttl is None else {"ttl": ttl}
-        await self.target.store(content, namespace=ns, id=id, metadata=metadata,
-                                pinned=pinned, source="langgraph", **extra)
-
-    async def update(self, ns: str, id: str, content: str,  # type: ignore[override]
-                     metadata: dict[str, Any], ttl: float | None) -> None:
-        extra = {} if ttl is None else {"ttl": ttl}
-        await self.target.update(id, namespace=ns, content=content, metadata=metadata,
-                                 **extra)
-
-    async def refresh(self, ns: str, id: str, ttl: float) -> None:  # type: ignore[override]
-        await self.target.update(id, namespace=ns, ttl=ttl)
-
-    async def delete(self, ns: str, id: str) -> None:  # type: ignore[override]
-        with contextlib.suppress(NotFoundError):
-            await self.target.delete(id, namespace=ns)
-
-    async def listing(self, ns: str,  # type: ignore[override]
-                   limit: int | None = None) -> list[Memory]:
-        out: list[Memory] = []
-        cursor = None
-        while True:
-            page = await self.target.list_page(namespace=ns, sort="created_at", order="asc",
-                                               limit=min(PAGE, limit or PAGE), cursor=cursor)
-            out += page.items
-            if page.next_cursor is None or (limit and len(out) >= limit):
-                return out
-            cursor = page.next_cursor
-
-    async def retrieve(self, ns: str, query: str,  # type: ignore[override]
-                       limit: int) -> list[tuple[str, float]]:
-        return [(r.memory.id, r.score)
-                for r in await self.target.retrieve(query, namespace=ns, limit=limit)]
-
-    async def namespaces(self) -> list[str]:  # type: ignore[override]
-        return list(await self.target.namespaces())
 
 
 class GraphMemStore(BaseStore):
@@ -198,7 +95,7 @@ class GraphMemStore(BaseStore):
                  pin: bool = True) -> None:
         # an AsyncGraphMemClient (its verbs are coroutines); no import of the client here
         self._async_only = inspect.iscoroutinefunction(getattr(mem, "get", None))
-        self._backend = (_AsyncBackend if self._async_only else _Backend)(mem)
+        self._backend = (AsyncBackend if self._async_only else Backend)(mem)
         self.index_config = index
         self.ttl_config = ttl
         self.prefix, self.pin = codec.check_prefix(prefix), pin
