@@ -17,6 +17,7 @@ from agents.memory import Session
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from graphmem.errors import ForbiddenError, InvalidNamespaceError, ValidationError
+from graphmem.integrations import _log
 from graphmem.integrations.openai_agents import ITEM_KEY, GraphMemSession, memory_tools
 from graphmem.models import RelationType
 from tests.api.test_rest import Server
@@ -236,3 +237,23 @@ def test_the_tools_report_bad_arguments_and_store_nothing(tmp_path: Path,
             ctx("recall", "{}"), '{"query": "tea"}'))
 
     play("embedded", tmp_path, request, scenario)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_long_session_is_read_a_page_at_a_time(kind: str, tmp_path: Path,
+                                                 request: pytest.FixtureRequest,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_log, "PAGE", 3)  # the client's list_page cursor, several pages
+
+    async def scenario(store: Any, b: Backends) -> None:
+        s = GraphMemSession("chat-1", store, namespace="agents")
+        items: list[Any] = [{"role": "user", "content": f"line {i}"} for i in range(10)]
+        await s.add_items(items[:4])
+        assert b.direct is not None  # memories of the session that are not items, between
+        for i in range(4):
+            b.direct.store(f"note {i}", namespace="agents", session_id="chat-1")
+        await s.add_items(items[4:])
+        assert await s.get_items() == items
+        assert await s.get_items(limit=7) == items[3:]
+
+    play(kind, tmp_path, request, scenario)
