@@ -27,7 +27,6 @@ from graphmem.integrations._log import (
     SessionLog,
     arun,
     call,
-    is_async,
     to_json,
 )
 from graphmem.models import Memory, utcnow
@@ -138,8 +137,7 @@ def memory_tools(mem: Backend, *, namespace: str = "default", session_id: str | 
     lock = threading.Lock()
 
     async def _do(name: str, *args: Any, **kw: Any) -> Any:
-        alock = asyncio.Lock() if is_async(mem) else None
-        return await arun(call(name, *args, **kw), mem, lock, alock)
+        return await arun(call(name, *args, **kw), mem, lock)
 
     async def recall(query: str) -> str:
         """Recall what is remembered about something: the best matching memories, best

@@ -124,6 +124,9 @@ def test_the_block_recalls_across_sessions_unless_told_not_to(
             [ChatMessage(role="user", content="  ")]) == ""
         await wide.aput([ChatMessage(role="user", content="")])  # nothing to keep
         assert len(b.direct.list_page(namespace="agents", status=None).items) == 1
+        await wide.aput([ChatMessage(role="user", content="put outside any chat")])
+        rows = b.direct.list_page(namespace="agents").items
+        assert [m.session_id for m in rows if m.content.endswith("outside any chat")] == [None]
 
     play(kind, tmp_path, request, scenario)
 
