@@ -55,10 +55,15 @@ def test_past_its_ttl_a_memory_leaves_every_read_before_maintenance(
                                                                                hour}
     around = mem.timeline(plain, namespace=NS, before=5, after=5)
     assert [m.id for m in around] == [plain, hour]
+    last = mem.store("the staging deploy window closes at noon", namespace=NS,
+                     session_id="s1", ttl=1).id  # after the others in the session
+    assert [m.id for m in mem.timeline(plain, namespace=NS)] == [plain, hour, last]
+    clock.advance(seconds=1)
+    assert [m.id for m in mem.timeline(hour, namespace=NS)] == [plain, hour]
     seen = mem.get(short, namespace=NS)
     assert seen.status is Status.EXPIRED and seen.to_dict()["status"] == "expired"
     assert mem.entries([short], namespace=NS, touch=False)[0].status is Status.EXPIRED
-    assert [m.id for m in mem.list_memories(namespace=NS, status="expired")] == [short]
+    assert {m.id for m in mem.list_memories(namespace=NS, status="expired")} == {short, last}
     assert short not in {m.id for m in mem.list_memories(namespace=NS)}
     assert mem.transitions(short, namespace=NS) == []  # nothing written: maintenance marks it
 
