@@ -7,7 +7,7 @@
  * await mem.store("The deploy failed: the migration locked the users table");
  * const hits = await mem.retrieve("why did the deploy fail?");
  */
-import { errorFrom, unreachable } from "./errors.js";
+import { NotFoundError, errorFrom, unreachable } from "./errors.js";
 import {
   readEvents, type EventStreamOptions, type MemoryEvent, type MemoryEventData,
 } from "./events.js";
@@ -24,6 +24,9 @@ export type Relation = Schemas["RelationOut"];
 export type RelationType = Schemas["RelationCreate"]["type"];
 export type MemoryItem = Schemas["MemoryItem"];
 export type MemoryPatch = Schemas["MemoryPatch"];
+export type ContextEntry = Schemas["ContextEntryOut"];
+/** Seconds until a context value or message expires (default: the server's, one hour). */
+export type Ttl = { ttl?: number };
 
 /** Every verb's namespace: the call's own, else the client's default. */
 export interface InNamespace {
@@ -154,6 +157,82 @@ export class GraphMemClient {
 
   async stats(options: InNamespace = {}): Promise<Record<string, unknown>> {
     return this.request("get", "/v1/stats", { query: { namespace: this.ns(options) } });
+  }
+
+  /** Sets (or replaces) one key of a session's short-term context; it expires after `ttl` s. */
+  async contextSet(sessionId: string, key: string, value: unknown,
+    options: InNamespace & Ttl = {}): Promise<ContextEntry> {
+    return this.request("put", "/v1/sessions/{session_id}/context/{key}", {
+      path: { session_id: sessionId, key }, query: { namespace: this.ns(options) },
+      body: { value, ttl: options.ttl },
+    });
+  }
+
+  /** One key with its expiry; undefined when it is missing or expired. */
+  async contextEntry(sessionId: string, key: string, options: InNamespace = {}
+  ): Promise<ContextEntry | undefined> {
+    try {
+      return await this.request("get", "/v1/sessions/{session_id}/context/{key}",
+        { path: { session_id: sessionId, key }, query: { namespace: this.ns(options) } });
+    } catch (err) {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
+    }
+  }
+
+  /** One key's value; undefined when it is missing or expired. */
+  async contextGet(sessionId: string, key: string, options: InNamespace = {}): Promise<unknown> {
+    return (await this.contextEntry(sessionId, key, options))?.value;
+  }
+
+  /** Every unexpired key of the session, with its expiry. */
+  async contextEntries(sessionId: string, options: InNamespace = {}): Promise<ContextEntry[]> {
+    const out = await this.request("get", "/v1/sessions/{session_id}/context",
+      { path: { session_id: sessionId }, query: { namespace: this.ns(options) } });
+    return out.entries;
+  }
+
+  /** Every unexpired key of the session, by key. */
+  async contextList(sessionId: string, options: InNamespace = {}): Promise<Record<string, unknown>> {
+    const entries = await this.contextEntries(sessionId, options);
+    return Object.fromEntries(entries.map((e) => [e.key, e.value]));
+  }
+
+  /** Deletes one key, or (no key) the session's whole context; how many were removed. */
+  async contextDelete(sessionId: string, key?: string, options: InNamespace = {}): Promise<number> {
+    const query = { namespace: this.ns(options) };
+    const out = key === undefined
+      ? await this.request("delete", "/v1/sessions/{session_id}/context",
+        { path: { session_id: sessionId }, query })
+      : await this.request("delete", "/v1/sessions/{session_id}/context/{key}",
+        { path: { session_id: sessionId, key }, query });
+    return out.deleted;
+  }
+
+  /** Appends to the session's recent messages (the newest 50 are kept); when it expires. */
+  async messageAdd(sessionId: string, message: unknown, options: InNamespace & Ttl = {}
+  ): Promise<string> {
+    const out = await this.request("post", "/v1/sessions/{session_id}/messages", {
+      path: { session_id: sessionId }, query: { namespace: this.ns(options) },
+      body: { message, ttl: options.ttl },
+    });
+    return out.expires_at;
+  }
+
+  /** The session's unexpired messages, oldest first (`limit`: only the newest). */
+  async messages(sessionId: string, options: InNamespace & { limit?: number } = {}
+  ): Promise<unknown[]> {
+    const out = await this.request("get", "/v1/sessions/{session_id}/messages", {
+      path: { session_id: sessionId }, query: { namespace: this.ns(options), limit: options.limit },
+    });
+    return out.messages;
+  }
+
+  /** Deletes every message of the session; how many there were. */
+  async messagesClear(sessionId: string, options: InNamespace = {}): Promise<number> {
+    const out = await this.request("delete", "/v1/sessions/{session_id}/messages",
+      { path: { session_id: sessionId }, query: { namespace: this.ns(options) } });
+    return out.deleted;
   }
 
   /**

@@ -1,7 +1,7 @@
 export { GraphMemClient } from "./client.js";
 export type {
-  ClientOptions, InNamespace, IndexEntry, Memory, MemoryItem, MemoryPatch, Relation, RelationType,
-  SearchOptions, SearchResult, StoreOptions,
+  ClientOptions, ContextEntry, InNamespace, IndexEntry, Memory, MemoryItem, MemoryPatch, Relation, RelationType,
+  SearchOptions, SearchResult, StoreOptions, Ttl,
 } from "./client.js";
 export {
   AuthError, ConflictError, ForbiddenError, GraphMemError, NotFoundError, RateLimitError,

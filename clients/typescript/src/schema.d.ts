@@ -1470,6 +1470,18 @@ export interface components {
             source: string;
         };
         /**
+         * RemovedOut
+         * @description How many context entries or messages a delete removed (0 when there were none).
+         *
+         *     Example:
+         *         >>> RemovedOut(deleted=2).deleted
+         *         2
+         */
+        RemovedOut: {
+            /** Deleted */
+            deleted: number;
+        };
+        /**
          * ResultOut
          * @description One retrieval result: the memory, its score, and (with ``explain``) its terms and path.
          *
@@ -5481,7 +5493,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DeletedOut"];
+                    "application/json": components["schemas"]["RemovedOut"];
                 };
             };
             /** @description malformed request */
@@ -5791,7 +5803,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DeletedOut"];
+                    "application/json": components["schemas"]["RemovedOut"];
                 };
             };
             /** @description malformed request */
@@ -6096,7 +6108,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DeletedOut"];
+                    "application/json": components["schemas"]["RemovedOut"];
                 };
             };
             /** @description malformed request */
