@@ -1,4 +1,4 @@
-// npm test: start a real graphmem serve, regenerate src/schema.d.ts from its /openapi.json,
+// npm test: start a real graphmem serve, regenerate src/schema.ts from its /openapi.json,
 // compile the wrapper and the tests with tsc (a route or schema change fails here), run them
 // with node's test runner against that server, stop it.
 import { spawnSync } from "node:child_process";

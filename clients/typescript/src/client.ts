@@ -1,6 +1,6 @@
 /**
  * `GraphMemClient`: graphmem's REST API from TypeScript. The main verbs by name, every other
- * route through `request` - all typed from the server's OpenAPI document (src/schema.d.ts).
+ * route through `request` - all typed from the server's OpenAPI document (src/schema.ts).
  *
  * @example
  * const mem = new GraphMemClient({ baseUrl: "http://127.0.0.1:8765", apiKey, namespace: "ops" });

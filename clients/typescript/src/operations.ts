@@ -1,5 +1,5 @@
 /**
- * Types of a call, read from the generated `paths` (src/schema.d.ts): the path, query and
+ * Types of a call, read from the generated `paths` (src/schema.ts): the path, query and
  * body an operation takes and what it answers. A route or schema the server changes changes
  * these, so the wrapper fails to compile instead of drifting.
  */
