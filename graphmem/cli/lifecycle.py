@@ -11,6 +11,7 @@ import click
 from graphmem.cli.common import (
     Location,
     _echo_json,
+    _fail,
     data_option,
     handles_errors,
     json_option,
@@ -47,11 +48,18 @@ def maintain(data: Location, namespace: str | None, dry_run: bool, as_json: bool
 @json_option
 @click.argument("memory_id")
 @click.argument("action", type=click.Choice(["pin", "unpin", "restore"]))
+@click.option("--ttl", type=float, default=None,
+              help="with restore: a new TTL in seconds (a memory whose TTL ran out comes "
+                   "back without one otherwise)")
 @handles_errors
-def mark(data: Location, namespace: str, as_json: bool, memory_id: str, action: str) -> None:
+def mark(data: Location, namespace: str, as_json: bool, memory_id: str, action: str,
+         ttl: float | None) -> None:
     """Pin, unpin or restore a memory: MEMORY_ID pin|unpin|restore."""
+    if ttl is not None and action != "restore":
+        _fail("--ttl goes with restore only")
     with data.open() as mem:
-        m = getattr(mem, action)(memory_id, namespace=namespace)
+        m = (mem.restore(memory_id, namespace=namespace, ttl=ttl) if action == "restore"
+             else getattr(mem, action)(memory_id, namespace=namespace))
     if as_json:
         _echo_json(m.to_dict())
     else:

@@ -264,7 +264,8 @@ class Editor:
                        Status.ACTIVE)
         if expires is not None or ran_out:
             m.expires_at = expires
-        m.status, m.last_accessed_at, m.reinforced_at = Status.ACTIVE, now, now
+        m.status, m.last_accessed_at, m.reinforced_at, m.updated_at = (Status.ACTIVE, now,
+                                                                       now, now)
         self.core.apply(WriteBatch(ns, patches=[(id, {
             "status": Status.ACTIVE, "last_accessed_at": now, "reinforced_at": now,
             "updated_at": now, "expires_at": m.expires_at})], transitions=[t]))

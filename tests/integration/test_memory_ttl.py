@@ -7,9 +7,13 @@ and import keep it, and a bad ttl is refused with nothing written."""
 from __future__ import annotations
 
 import io
+import json
 import math
+import shutil
 import sqlite3
-from datetime import timedelta
+import subprocess
+import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -232,3 +236,30 @@ def test_a_store_marked_older_than_schema_12_migrates_again(tmp_path: Path, cloc
         assert sqlite_schema.current_version(conn) == sqlite_schema.SCHEMA_VERSION >= 12
     finally:
         conn.close()
+
+
+def test_the_cli_shows_an_expired_memory_and_restores_it_with_a_new_ttl(
+        tmp_path: Path, clock: Clock, fake_embedder: FakeEmbedder) -> None:
+    """The CLI runs on the real clock, months after the test clock's start: a memory written
+    with a minute to live is long expired for it (no wall-clock assert: only differences of
+    times graphmem wrote together)."""
+    gm = (shutil.which("graphmem", path=str(Path(sys.executable).parent))
+          or shutil.which("graphmem"))
+    assert gm
+    with GraphMemory.open(tmp_path, clock=clock, embedder=fake_embedder) as mem:
+        m = mem.store("the on-call phone is in the drawer", namespace=NS, ttl=60)
+
+    def run(*args: str, ok: bool = True) -> str:
+        out = subprocess.run([gm, *args, "-n", NS, "--data", str(tmp_path)],
+                             capture_output=True, text=True, timeout=120)
+        assert (out.returncode == 0) is ok, out.stderr
+        return out.stdout + out.stderr
+
+    shown = json.loads(run("show", "--json", m.id))["memory"]
+    assert m.expires_at is not None
+    assert shown["status"] == "expired" and shown["expires_at"] == m.expires_at.isoformat()
+    assert "--ttl goes with restore only" in run("mark", m.id, "pin", "--ttl", "5", ok=False)
+    back = json.loads(run("mark", "--json", m.id, "restore", "--ttl", "3600"))
+    assert back["status"] == "active"
+    expires, restored = (datetime.fromisoformat(back[k]) for k in ("expires_at", "updated_at"))
+    assert expires - restored == timedelta(hours=1)
