@@ -27,10 +27,20 @@ function freePort() {
   });
 }
 
+/**
+ * The environment of the CLI and the server: the caller's, without its GRAPHMEM_* settings
+ * (a dev-no-auth or a keys file of the caller's would change what the tests see).
+ */
+function hermeticEnv() {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("GRAPHMEM_")));
+  // no scheduled maintenance: nothing moves under the tests but what they do
+  return { ...env, GRAPHMEM_SCHEDULER: "false", HF_HUB_OFFLINE: "1", TRANSFORMERS_OFFLINE: "1" };
+}
+
 /** A key as `graphmem keys create` prints it: the last word of its output. */
 function createKey(bin, data, namespace, role) {
   const out = execFileSync(bin, ["keys", "create", "--data", data, "--namespace", namespace,
-    "--role", role], { encoding: "utf8", env: process.env });
+    "--role", role], { encoding: "utf8", env: hermeticEnv() });
   return out.trim().split(/\s+/).at(-1);
 }
 
@@ -67,11 +77,8 @@ export async function startServer(keySpecs) {
   const url = `http://127.0.0.1:${port}`;
   const logPath = join(root, "serve.log");
   const log = openSync(logPath, "w");
-  // no scheduled maintenance: nothing moves under the tests but what they do
-  const env = { ...process.env, GRAPHMEM_SCHEDULER: "false", HF_HUB_OFFLINE: "1",
-    TRANSFORMERS_OFFLINE: "1" };
   const proc = spawn(bin, ["serve", "--data", data, "--host", "127.0.0.1", "--port", String(port)],
-    { env, stdio: ["ignore", log, log] });
+    { env: hermeticEnv(), stdio: ["ignore", log, log] });
   const exited = new Promise((r) => proc.once("exit", r));
   const stop = async () => {
     if (proc.exitCode === null) {
