@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -103,14 +104,16 @@ def test_a_listener_that_comes_back_misses_nothing_and_sees_no_other_namespace(
         served: Served) -> None:
     first: list[MemoryEvent] = []
     listener = _listen(served, 3, first)
-    written = [served.write(f"deploy note {i}") for i in range(3)]
+    written = [served.write("deploy note 0")]
+    foreign = [served.write("an hr note while ops listens", ns=OTHER)]
+    written += [served.write(f"deploy note {i}") for i in (1, 2)]
     listener.join(timeout=30)
     assert [(e.type, e.memory_id) for e in first] == [("stored", i) for i in written]
     _until(lambda: served.mem.core.events.listening() == 0, "the listener did not hang up")
 
     # while nobody listens: more writes here, and writes in another namespace
     later = [served.write(f"later note {i}") for i in range(4)]
-    foreign = [served.write(f"hr note {i}", ns=OTHER) for i in range(2)]
+    foreign += [served.write(f"hr note {i}", ns=OTHER) for i in range(2)]
     httpx.delete(f"{served.url}/v1/memories/{written[0]}", params={"namespace": NS},
                  headers={"Authorization": f"Bearer {served.keys['ops']}"}).raise_for_status()
 
@@ -141,12 +144,15 @@ def test_the_key_is_checked_before_the_stream_starts(served: Served) -> None:
     url = f"{served.url}/v1/events"
     for headers, status in (({}, 401), ({"Authorization": "Bearer gm_nope"}, 401),
                             ({"Authorization": f"Bearer {served.keys['hr']}"}, 403)):
-        r = httpx.get(url, params={"namespace": NS}, headers=headers, timeout=10)
-        assert r.status_code == status and r.headers["content-type"] == "application/json"
-    bad = httpx.get(url, params={"namespace": NS}, timeout=10,
-                    headers={"Authorization": f"Bearer {served.keys['ops']}",
-                             "Last-Event-ID": "no-such-id"})
-    assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_input"
+        with httpx.stream("GET", url, params={"namespace": NS}, headers=headers,
+                          timeout=10) as r:  # a stream, were it one, is not read to its end
+            assert r.status_code == status
+            assert r.headers["content-type"] == "application/json"
+    with httpx.stream("GET", url, params={"namespace": NS}, timeout=10,
+                      headers={"Authorization": f"Bearer {served.keys['ops']}",
+                               "Last-Event-ID": "no-such-id"}) as bad:
+        assert bad.status_code == 422
+        assert json.loads(bad.read())["error"]["code"] == "invalid_input"
     with pytest.raises(ForbiddenError):
         next(iter(served.client("hr").events(namespace=NS)))
     with pytest.raises(AuthError), GraphMemClient(served.url, "gm_nope") as nobody:
