@@ -247,7 +247,30 @@ class ConnectionGuard:
         self.counts = dict.fromkeys(c, 0)
 
 
-class _GuardedMixin(_ProtocolBase):
+class _StreamsEndOnShutdown(_ProtocolBase):
+    """A graceful shutdown waits for the responses in flight; an event stream never ends by
+    itself, so its connection is closed at once (its client resumes elsewhere, or after the
+    restart, with Last-Event-ID)."""
+
+    def shutdown(self) -> None:
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete and \
+                cycle.scope.get("path") == EVENTS_PATH and not self.transport.is_closing():
+            self.transport.close()
+            return
+        super().shutdown()
+
+
+def stream_closing_protocol() -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol whose shutdown closes live event streams, for a server without
+    the connection limits (``graphmem viewer``: an open page would hold Ctrl+C)."""
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    return type(f"StreamClosing{AutoHTTPProtocol.__name__}",
+                (_StreamsEndOnShutdown, AutoHTTPProtocol), {"__module__": __name__})
+
+
+class _GuardedMixin(_StreamsEndOnShutdown):
     """What the limits add to uvicorn's HTTP protocol (httptools or h11: the same hooks)."""
 
     guard: ConnectionGuard  # set on the class guarded_protocol makes
@@ -322,17 +345,6 @@ class _GuardedMixin(_ProtocolBase):
         if not self.transport.is_closing():
             self.guard.bit(self, "idle")
         super().timeout_keep_alive_handler()
-
-    def shutdown(self) -> None:
-        """A graceful shutdown waits for the responses in flight; an event stream never
-        ends by itself, so its connection is closed now (its client resumes elsewhere, or
-        after the restart, with Last-Event-ID)."""
-        cycle = self.cycle
-        if cycle is not None and not cycle.response_complete and \
-                cycle.scope.get("path") == EVENTS_PATH and not self.transport.is_closing():
-            self.transport.close()
-            return
-        super().shutdown()
 
     def handle_websocket_upgrade(self, *args: Any) -> None:
         self._stop_waiting()

@@ -31,6 +31,7 @@ def viewer(data: Location, port: int, namespaces: tuple[str, ...], role: str) ->
 
     from graphmem.api.app import create_app
     from graphmem.api.keys import KeyStore
+    from graphmem.api.server import stream_closing_protocol
     from graphmem.api.settings import Settings
 
     settings = Settings.from_env(host="127.0.0.1", port=port, data=data.target,
@@ -45,6 +46,8 @@ def viewer(data: Location, port: int, namespaces: tuple[str, ...], role: str) ->
             click.echo(f"Sign in with this {role} key; it is revoked when you stop the viewer "
                        "(Ctrl+C):")
             click.echo(key)
-            uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+            # an open page keeps its live event stream: Ctrl+C closes it, not waits for it
+            uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning",
+                        http=stream_closing_protocol())
         finally:
             keys.revoke(key_id)

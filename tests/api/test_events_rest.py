@@ -62,6 +62,11 @@ def _until(check: Callable[[], bool], what: str) -> None:
 
 @pytest.fixture
 def served(tmp_path: Path, clock: Clock) -> Iterator[Served]:
+    limits = ConnectionLimits(header_timeout=5, keep_alive_timeout=5, max_connections=64)
+    yield from _serve(tmp_path, clock, guarded_protocol(limits))
+
+
+def _serve(tmp_path: Path, clock: Clock, http: type[asyncio.Protocol]) -> Iterator[Served]:
     mem = GraphMemory.open(tmp_path / "data", clock=clock, embedder=FakeEmbedder())
     store = KeyStore(tmp_path / "keys.db")
     keys = {"ops": store.create([NS], "writer")[1], "hr": store.create([OTHER], "writer")[1],
@@ -70,9 +75,7 @@ def served(tmp_path: Path, clock: Clock) -> Iterator[Served]:
     app = create_app(Settings(data=str(tmp_path / "data"), keys_file=tmp_path / "keys.db",
                               scheduler=False, port=port), memory=mem)
     app.state.events_heartbeat = 0.2
-    limits = ConnectionLimits(header_timeout=5, keep_alive_timeout=5, max_connections=64)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           http=guarded_protocol(limits),
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, http=http,
                                            log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -210,6 +213,21 @@ def test_a_shutdown_does_not_wait_for_listeners(served: Served) -> None:
     served.server.should_exit = True  # uvicorn's graceful shutdown, as on SIGTERM
     served.thread.join(timeout=20)
     assert not served.thread.is_alive(), "the open event stream held the shutdown"
+
+
+def test_the_viewers_server_does_not_wait_for_an_open_page_either(tmp_path: Path,
+                                                                   clock: Clock) -> None:
+    """``graphmem viewer`` runs uvicorn without the limits: its protocol still closes event
+    streams at shutdown (an open page held Ctrl+C until it was closed)."""
+    from graphmem.api.server import stream_closing_protocol
+
+    serving = _serve(tmp_path, clock, stream_closing_protocol())
+    served = next(serving)
+    _listen(served, 1000, [], reconnect=False)
+    served.server.should_exit = True
+    served.thread.join(timeout=20)
+    assert not served.thread.is_alive(), "the open event stream held the shutdown"
+    next(serving, None)  # the memory closes
 
 
 def test_the_bench_listeners_read_every_event(served: Served) -> None:
