@@ -6,7 +6,7 @@ import {
   AuthError, ForbiddenError, GraphMemClient, GraphMemError, NotFoundError, UnavailableError,
   ValidationError,
 } from "../src/index.js";
-import { NS, URL, admin, freshNamespace, reader, writer } from "./helpers.js";
+import { NS, BASE_URL, admin, freshNamespace, reader, writer } from "./helpers.js";
 
 async function refused(call: Promise<unknown>): Promise<GraphMemError> {
   try {
@@ -61,10 +61,10 @@ test("a key's scope holds: another namespace and a reader's write are 403", asyn
 });
 
 test("no key or a wrong key is an AuthError (401)", async () => {
-  const none = await refused(new GraphMemClient({ baseUrl: URL, namespace: NS }).stats());
+  const none = await refused(new GraphMemClient({ baseUrl: BASE_URL, namespace: NS }).stats());
   assert.equal(none.constructor, AuthError);
   assert.equal(none.status, 401);
-  const wrong = await refused(new GraphMemClient({ baseUrl: URL, apiKey: "gm_nope_0_x", namespace: NS }).stats());
+  const wrong = await refused(new GraphMemClient({ baseUrl: BASE_URL, apiKey: "gm_nope_0_x", namespace: NS }).stats());
   assert.equal(wrong.status, 401);
 });
 
@@ -76,6 +76,6 @@ test("a server that is not there is an UnavailableError (status 0)", async () =>
 });
 
 test("a call without a namespace is refused before it is sent", async () => {
-  const mem = new GraphMemClient({ baseUrl: URL, apiKey: "k" });
+  const mem = new GraphMemClient({ baseUrl: BASE_URL, apiKey: "k" });
   await assert.rejects(mem.stats(), TypeError);
 });

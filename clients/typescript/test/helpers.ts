@@ -8,16 +8,16 @@ function env(name: string): string {
   return value;
 }
 
-export const URL = env("GRAPHMEM_URL");
+export const BASE_URL = env("GRAPHMEM_URL");
 /** The writer and reader keys may use ts-a only; the admin key every namespace. */
 export const NS = "ts-a";
 
 export const writer = (): GraphMemClient =>
-  new GraphMemClient({ baseUrl: URL, apiKey: env("GRAPHMEM_WRITER_KEY"), namespace: NS });
+  new GraphMemClient({ baseUrl: BASE_URL, apiKey: env("GRAPHMEM_WRITER_KEY"), namespace: NS });
 export const reader = (): GraphMemClient =>
-  new GraphMemClient({ baseUrl: URL, apiKey: env("GRAPHMEM_READER_KEY"), namespace: NS });
+  new GraphMemClient({ baseUrl: BASE_URL, apiKey: env("GRAPHMEM_READER_KEY"), namespace: NS });
 export const admin = (namespace: string): GraphMemClient =>
-  new GraphMemClient({ baseUrl: URL, apiKey: env("GRAPHMEM_ADMIN_KEY"), namespace });
+  new GraphMemClient({ baseUrl: BASE_URL, apiKey: env("GRAPHMEM_ADMIN_KEY"), namespace });
 
 /** A namespace no other test writes to. */
 export const freshNamespace = (): string => `ts-${randomUUID().slice(0, 8)}`;
