@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import threading
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -50,8 +51,10 @@ def sse(event: MemoryEvent) -> str:
         data: {"id": "a-1", "type": "deleted", "namespace": "ops", "at": "2026-01-01T00:00:00+00:00", "memory_id": "m1"}
         <BLANKLINE>
     """  # noqa: E501
-    data = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
-    return f"id: {event.id}\nevent: {event.type}\ndata: {data}\n\n"
+    if event.wire is None:  # once, however many listeners it goes to
+        data = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
+        event.wire = f"id: {event.id}\nevent: {event.type}\ndata: {data}\n\n"
+    return event.wire
 
 
 @router.get(EVENTS_PATH.removeprefix("/v1"), include_in_schema=False)
@@ -85,15 +88,58 @@ def listener_bound(settings: Settings) -> int:
     return max(1, min(DEFAULT_MAX_LISTENERS, room))
 
 
+class _Wakes:
+    """The listeners of one event loop woken together: a write's event reaches every
+    listener of its namespace, and one hand-off to the loop (a write to its self-pipe)
+    serves them all, not one per listener.
+
+    Example:
+        >>> async def main() -> bool:
+        ...     ready = asyncio.Event()
+        ...     _Wakes.of(asyncio.get_running_loop()).wake(ready)
+        ...     await asyncio.wait_for(ready.wait(), 5)
+        ...     return ready.is_set()
+        >>> asyncio.run(main())
+        True
+    """
+
+    _by_loop: dict[asyncio.AbstractEventLoop, _Wakes] = {}
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.lock = threading.Lock()
+        self.pending: set[asyncio.Event] = set()
+        self.scheduled = False
+
+    @classmethod
+    def of(cls, loop: asyncio.AbstractEventLoop) -> _Wakes:
+        found = cls._by_loop.get(loop)
+        if found is None:
+            found = cls._by_loop.setdefault(loop, cls(loop))
+            for gone in [x for x in cls._by_loop if x.is_closed()]:
+                cls._by_loop.pop(gone, None)
+        return found
+
+    def wake(self, ready: asyncio.Event) -> None:  # from a writer's thread
+        with self.lock:
+            self.pending.add(ready)
+            if self.scheduled:
+                return
+            self.scheduled = True
+        with contextlib.suppress(RuntimeError):  # the loop is gone: its streams ended too
+            self.loop.call_soon_threadsafe(self._flush)
+
+    def _flush(self) -> None:
+        with self.lock:
+            ready, self.pending, self.scheduled = self.pending, set(), False
+        for event in ready:
+            event.set()
+
+
 async def _stream(sub: Subscription, heartbeat: float) -> AsyncIterator[str]:
-    loop = asyncio.get_running_loop()
     ready = asyncio.Event()
-
-    def wake() -> None:  # called from a writer's thread
-        with contextlib.suppress(RuntimeError):  # the loop is gone: the stream ended too
-            loop.call_soon_threadsafe(ready.set)
-
-    sub.waker = wake
+    wakes = _Wakes.of(asyncio.get_running_loop())
+    sub.waker = lambda: wakes.wake(ready)
     try:
         yield f"retry: {RETRY_MS}\n: listening\n\n"
         while not sub.closed:

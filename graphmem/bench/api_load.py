@@ -263,7 +263,7 @@ def run_api_load(n: int = 10_000, *, clients: int = 8, seconds: float = 10.0,
                 result["listeners"] = with_listeners(
                     lambda: _drive(url, key, "write", clients, seconds, max_requests,
                                    server_pid=server.pid),
-                    result["write"], url, key, "bench", listeners, progress)
+                    url, key, "bench", "stall", listeners, progress)
             if inproc is not None:
                 result["in_process"] = inproc
                 result["rest_over_in_process"] = ratio(
@@ -353,9 +353,17 @@ def table(r: dict[str, Any]) -> str:
             lines.append(_row(route, r[kind]))
     if r.get("listeners"):
         ls = r["listeners"]
-        lines.append(_row(f"POST /v1/memories with {ls['listeners']} idle listeners of "
-                          f"/v1/events ({ls['events_read']} events read)", ls["write"]))
-        lines.append(_row("POST /v1/memories again, no listeners", ls["write_after"]))
+        lines += ["", f"POST /v1/memories and GET /v1/events listeners, "
+                  f"{len(ls['rounds']['none'])} rounds (medians)", "",
+                  "| listeners | writes | p50 ms | p95 ms | server CPU ms/write |",
+                  "|---|---:|---:|---:|---:|"]
+        for name, what in (("none", "none"),
+                           ("idle", f"{ls['listeners']} idle (another namespace)"),
+                           ("receiving", f"{ls['listeners']} receiving every write "
+                                         f"({ls['receiving']['events_read']} events read)")):
+            x = ls[name]
+            lines.append(f"| {what} | {x['requests']} | {x['p50_ms']} | {x['p95_ms']} | "
+                         f"{x['server_cpu_ms_per_request']} |")
     b, o = r.get("in_process"), r.get("against")
     if b:
         lines.append(f"| retrieve in one process, no HTTP (every query new; {b['threads']} "
@@ -375,9 +383,10 @@ def table(r: dict[str, Any]) -> str:
                      f"new: {r['over_against']}")
     if r.get("listeners"):
         ls = r["listeners"]
-        lines += ["", f"Write with {ls['listeners']} listeners / without (the mean of the "
-                  f"runs before and after): p50 {ls['p50_over_none']}, p95 "
-                  f"{ls['p95_over_none']}"]
+        lines += ["", f"Write with {ls['listeners']} listeners / without (median of the "
+                  f"rounds' ratios): idle p50 {ls['idle_p50_over_none']}, p95 "
+                  f"{ls['idle_p95_over_none']}; receiving every write p50 "
+                  f"{ls['receiving_p50_over_none']}, p95 {ls['receiving_p95_over_none']}"]
     m = r.get("mixed")
     if m:
         lines += ["", f"Mixed: {m['writers']} writers x {m['per_writer']} with "

@@ -64,6 +64,8 @@ class MemoryEvent:
     data: dict[str, Any] = field(default_factory=dict)
     id: str = ""
     seq: int = 0
+    #: its wire form, made once for all the listeners it goes to (``api/routes/events``)
+    wire: str | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.data, "id": self.id, "type": self.type, "namespace": self.namespace,
