@@ -17,7 +17,7 @@ Example:
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from graphmem.engine.events import MemoryEvent
@@ -26,6 +26,9 @@ from graphmem.store.base import WriteBatch
 
 #: characters of content an event carries (the stream is scoped to the namespace already)
 PREVIEW = 80
+#: a twin reinforced by this write was stamped when the write began: at most this long
+#: before its events are published (an imported record carries the times of its export)
+WRITE_SPAN = timedelta(seconds=60)
 _BY_KIND = {TransitionKind.PROMOTION: "promoted", TransitionKind.DEMOTION: "demoted",
             TransitionKind.RESTORE: "restored", TransitionKind.UPDATE: "updated",
             TransitionKind.SUPERSEDE: "superseded"}
@@ -89,9 +92,9 @@ def _upsert_kind(m: Memory, new_ids: set[str], moved: dict[str, Any], relinked: 
         return "stored"  # new (a summary a consolidation wrote, too)
     if m.id in moved or m.id in relinked or updating:
         return None  # a transition says what happened, or only its context changed
-    if m.reinforced_at == at:
-        return "reinforced"  # the exact twin of a new write: its decay age restarts now
-    return None  # an import, a context refresh: bookkeeping
+    if m.reinforced_at == m.updated_at and timedelta(0) <= at - m.updated_at <= WRITE_SPAN:
+        return "reinforced"  # the exact twin of a new write: its decay age restarted now
+    return None  # an import (its own times), a context refresh: bookkeeping
 
 
 def _patch_kind(fields: dict[str, Any], has_transition: bool) -> str | None:

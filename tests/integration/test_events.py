@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -199,3 +200,26 @@ def test_bookkeeping_alone_is_no_event(smem: GraphMemory, clock: Clock) -> None:
         clock.advance(hours=1)
         smem.feedback(m.id, namespace=NS, useful=False)  # no reinforcement either
         assert feed.take() == []
+
+
+class _Ticking(Clock):
+    """A clock that moves a millisecond each time it is read, as time does during a write
+    (the write stamps its records when it begins, its events are published at its end)."""
+
+    def __call__(self) -> datetime:
+        self.advance(milliseconds=1)
+        return self.now
+
+
+def test_a_twin_is_reinforced_while_time_moves(tmp_path: Path) -> None:
+    clock = _Ticking()
+    with GraphMemory.open(tmp_path / "data", clock=clock, embedder=FakeEmbedder()) as mem:
+        m = mem.store("the nightly backup failed: disk full", namespace=NS)
+        with mem.events(NS) as feed:
+            mem.store("the nightly backup failed: disk full", namespace=NS)
+            clock.advance(days=1)
+            mem.store_many([{"content": "the nightly backup failed: disk full"},
+                            {"content": "a new note beside its twin"}], namespace=NS)
+            got = feed.take()
+    assert [e.type for e in got] == ["reinforced", "reinforced", "stored"]
+    assert {e.memory_id for e in got[:2]} == {m.id}
