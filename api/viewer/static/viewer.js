@@ -95,6 +95,8 @@
   const entries = (ids) => ids.length ? api("POST", "/v1/entries",
     {namespace: state.ns, ids: ids.slice(0, 100), record_access: false}) : Promise.resolve([]);
 
+  // a page drawn again by a live event may finish after the reader moved on: it then draws nothing
+  const onView = (view, id) => { const {parts} = params(); return parts[0] === view && (id === undefined || parts[1] === id); };
   function show(...nodes) {
     const view = $("#view");
     view.replaceChildren(...nodes);
@@ -380,6 +382,7 @@
     document.title = "Tiers · graphmem";
     const [stats, transitions] = await Promise.all([
       api("GET", `/v1/stats?${nsq()}`), api("GET", `/v1/transitions?${nsq({limit: 2000})}`)]);
+    if (!onView("tiers")) return;
     const tiles = h("div", {class: "grid4", "data-testid": "tier-tiles"}, TIERS.map((t) => {
       const by = stats.tier_statuses[t];
       return h("div", {class: "tile"}, tierBadge(t), h("div", {class: "n", text: by.active}),
@@ -443,6 +446,7 @@
   async function runsView() {
     document.title = "Consolidation · graphmem";
     const runs = (await api("GET", "/v1/consolidation/runs")).filter((r) => r.namespace === state.ns || r.namespace === null);
+    if (!onView("runs", undefined) || params().parts[1]) return;
     const pending = runs.filter((r) => r.status === "pending_approval").length;
     show(h("section", {class: "card"}, h("h2", {text: "Consolidation runs"}),
       can("admin") ? startButtons() : null,
@@ -465,6 +469,7 @@
     }
     document.title = `${runId} · graphmem`;
     const html = await api("GET", `/v1/consolidation/runs/${encodeURIComponent(runId)}?format=html`);
+    if (!onView("runs", runId)) return;
     const act = async (verb) => {
       const what = verb === "approve" ? "Apply this run: its summaries replace the archived members in default retrieval." :
         "Roll this run back: its summaries are removed and every member it archived becomes active again.";
