@@ -14,6 +14,23 @@ import pytest
 from graphmem import GraphMemory
 from graphmem.rules.text import Analyzer
 
+#: where a Neo4j case stays in the default run: the store contract, the Cypher checks, the
+#: statements only the graph engines have (session context, TTL reads), the replica races
+#: and serving from Neo4j. Elsewhere the Neo4j case is ``slow`` (``make test-all``): FalkorDB
+#: runs the same Cypher adapter in the default run, which stays near ten minutes.
+NEO4J_IN_THE_DEFAULT_RUN = (
+    "tests/cypher/", "tests/integration/test_store_contract.py",
+    "tests/integration/test_session_context.py", "tests/integration/test_memory_ttl.py",
+    "tests/integration/test_replica_processes.py", "tests/integration/test_replica_races.py",
+    "tests/api/test_rest.py::test_graphmem_serve_neo4j_serves_from_neo4j",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "neo4j" in item.name and not item.nodeid.startswith(NEO4J_IN_THE_DEFAULT_RUN):
+            item.add_marker(pytest.mark.slow)
+
 
 class FakeEmbedder:
     """Bag of stemmed words hashed into 384 dims: texts sharing words are similar."""

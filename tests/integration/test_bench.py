@@ -162,6 +162,7 @@ def test_api_load_bench_reports_both_routes() -> None:
     assert "retrieve in one process, no HTTP" in text and "REST / in process" in text
 
 
+@pytest.mark.slow
 def test_the_api_bench_loads_another_install_in_the_same_run() -> None:
     """``--against``: another install's server (here this one's own Python) filled with its
     own code and driven by the same load generator; the ratio of the two rates."""

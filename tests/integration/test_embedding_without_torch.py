@@ -163,6 +163,7 @@ def test_the_builder_needs_safetensors_and_mean_pooling(tmp_path: Path) -> None:
     assert not onnx_build.supported(folder)
 
 
+@pytest.mark.slow
 @pytest.mark.model
 def test_a_store_written_with_the_torch_export_opens_with_the_built_files(
         tmp_path: Path, built: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -34,6 +34,7 @@ def test_a_temporary_data_folder_goes_with_the_server() -> None:
     assert not folder.exists()
 
 
+@pytest.mark.slow
 def test_a_data_folder_given_is_kept(tmp_path: Path) -> None:
     server = Neo4jServer(tmp_path / "neo4j", heap="512m")
     folder = _started(server)

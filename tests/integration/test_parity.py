@@ -29,6 +29,7 @@ def _rankings(target: str, config: GraphMemConfig, embedder: Any) -> list[list[s
                 for q in qs]
 
 
+@pytest.mark.slow
 @pytest.mark.model
 @pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo data not beside the project")
 def test_every_adapter_ranks_a_conversation_alike(tmp_path: Path, falkordb_server: Any,
