@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: installed package name -> folder in the checkout (pyproject's package-dir)
 FOLDERS = {"graphmem.api": "api", "graphmem.consolidation": "consolidation",
            "graphmem.cypher": "cypher", "graphmem": "graphmem"}
-FACES = ("graphmem.api", "graphmem.cli", "graphmem.client", "graphmem.bench")
+FACES = ("graphmem.api", "graphmem.cli", "graphmem.client", "graphmem.bench",
+         "graphmem.integrations")
 #: the folders a newcomer reads the layers from (ADR 0008)
 RULES, ENGINE, STORE = "graphmem.rules", "graphmem.engine", "graphmem.store"
 #: what pure rules may lean on: the shared vocabulary, nothing that does I/O
