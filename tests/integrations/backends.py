@@ -5,7 +5,8 @@ may write ``agents`` and ``agents-b``, never ``outside``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,3 +68,23 @@ def wipe(mem: GraphMemory) -> None:
     """Empty the server's namespaces between tests (they share one server)."""
     for ns in [*NAMESPACES, "outside"]:
         mem.delete_all(namespace=ns, confirm=ns)
+
+
+Scenario = Callable[[Any, Backends], Awaitable[None]]
+
+
+def play(kind: str, tmp_path: Path, request: pytest.FixtureRequest, scenario: Scenario) -> None:
+    """Run ``scenario(store, backends)`` in one event loop on a fresh store of ``kind``."""
+    srv: Server | None = None
+    if kind != "embedded":
+        srv = request.getfixturevalue("server")
+        wipe(srv.mem)
+    backends = Backends(tmp_path, srv)
+
+    async def main() -> None:
+        try:
+            await scenario(backends.make(kind), backends)
+        finally:
+            await backends.aclose()
+
+    asyncio.run(main())

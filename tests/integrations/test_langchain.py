@@ -7,7 +7,6 @@ server; the history under ``RunnableWithMessageHistory`` with LangChain's own
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +31,9 @@ from graphmem.errors import (
 )
 from graphmem.integrations.langchain import GraphMemChatHistory, GraphMemRetriever
 from graphmem.models import RelationType
-from tests.api.test_rest import Server
-from tests.integrations.backends import KINDS, Backends, server_fixture, wipe
+from tests.integrations.backends import KINDS, Backends, play, server_fixture
 
 server = server_fixture()
-
-Scenario = Callable[[Any, Backends], Awaitable[None]]
 
 CHAT: list[BaseMessage] = [
     SystemMessage("You are terse."),
@@ -51,21 +47,6 @@ CHAT: list[BaseMessage] = [
     HumanMessage("ok")]
 
 
-def play(kind: str, tmp_path: Path, request: pytest.FixtureRequest, scenario: Scenario) -> None:
-    """Run ``scenario(store, backends)`` in one event loop on a fresh store of ``kind``."""
-    srv: Server | None = None
-    if kind != "embedded":
-        srv = request.getfixturevalue("server")
-        wipe(srv.mem)
-    backends = Backends(tmp_path, srv)
-
-    async def main() -> None:
-        try:
-            await scenario(backends.make(kind), backends)
-        finally:
-            await backends.aclose()
-
-    asyncio.run(main())
 
 
 async def messages(h: GraphMemChatHistory, kind: str) -> list[BaseMessage]:

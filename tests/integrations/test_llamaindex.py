@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +20,9 @@ from llama_index.core.schema import MetadataMode
 from graphmem.errors import ForbiddenError, InvalidNamespaceError, LimitExceededError
 from graphmem.integrations.llamaindex import GraphMemBlock, GraphMemRetriever
 from graphmem.models import RelationType
-from tests.api.test_rest import Server
-from tests.integrations.backends import KINDS, Backends, server_fixture, wipe
+from tests.integrations.backends import KINDS, Backends, play, server_fixture
 
 server = server_fixture()
-
-Scenario = Callable[[Any, Backends], Awaitable[None]]
 
 CHAT = [("user", "I like green tea in the morning"), ("assistant", "Noted, green tea it is"),
         ("user", "my cat is called Miso"), ("assistant", "A fine name for a cat"),
@@ -56,21 +53,6 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-def play(kind: str, tmp_path: Path, request: pytest.FixtureRequest, scenario: Scenario) -> None:
-    """Run ``scenario(store, backends)`` in one event loop on a fresh store of ``kind``."""
-    srv: Server | None = None
-    if kind != "embedded":
-        srv = request.getfixturevalue("server")
-        wipe(srv.mem)
-    backends = Backends(tmp_path, srv)
-
-    async def main() -> None:
-        try:
-            await scenario(backends.make(kind), backends)
-        finally:
-            await backends.aclose()
-
-    asyncio.run(main())
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +19,9 @@ from graphmem.errors import ForbiddenError, InvalidNamespaceError, ValidationErr
 from graphmem.integrations import _log
 from graphmem.integrations.openai_agents import ITEM_KEY, GraphMemSession, memory_tools
 from graphmem.models import RelationType
-from tests.api.test_rest import Server
-from tests.integrations.backends import KINDS, Backends, server_fixture, wipe
+from tests.integrations.backends import KINDS, Backends, play, server_fixture
 
 server = server_fixture()
-
-Scenario = Callable[[Any, Backends], Awaitable[None]]
 
 CHAT: list[Any] = [{"role": "user", "content": "I like green tea"},
         {"role": "assistant", "content": [{"type": "output_text", "text": "Noted: green tea",
@@ -37,21 +33,6 @@ CHAT: list[Any] = [{"role": "user", "content": "I like green tea"},
         {"role": "user", "content": "ok"}]
 
 
-def play(kind: str, tmp_path: Path, request: pytest.FixtureRequest, scenario: Scenario) -> None:
-    """Run ``scenario(store, backends)`` in one event loop on a fresh store of ``kind``."""
-    srv: Server | None = None
-    if kind != "embedded":
-        srv = request.getfixturevalue("server")
-        wipe(srv.mem)
-    backends = Backends(tmp_path, srv)
-
-    async def main() -> None:
-        try:
-            await scenario(backends.make(kind), backends)
-        finally:
-            await backends.aclose()
-
-    asyncio.run(main())
 
 
 @pytest.mark.parametrize("kind", KINDS)
