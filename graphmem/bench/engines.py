@@ -38,7 +38,7 @@ def engine(store: str, folder: Path, *, neo4j_uri: str | None = None) -> Iterato
     if store == "sqlite":
         yield Engine(store, str(folder / "data"), folder / "data")
     elif store == "falkordb":
-        from graphmem.store.falkordb_server import FalkorDBServer
+        from graphmem.store.graph.falkordb_server import FalkorDBServer
 
         server = FalkorDBServer(folder / "falkordb")
         server.start()

@@ -17,7 +17,7 @@ from graphmem.bench.engines import engine
 from graphmem.bench.scale import RandomEmbedder
 from graphmem.engine.migrate import migrate
 from graphmem.store import make_store
-from graphmem.store.sqlite import SQLiteStore
+from graphmem.store.sqlite.store import SQLiteStore
 
 
 def run_migration(n: int, *, to: str = "neo4j", neo4j_uri: str | None = None,

@@ -139,7 +139,7 @@ def learning(store: Any, namespace: str, taught: np.ndarray,
     the quiet after them, and the measured questions (``held``, never taught) are scored
     before and after against their exact top-10. None when no codes serve the namespace
     (``store``: any adapter; only the embedded one has codes)."""
-    from graphmem.store.asked_queries import recall_at, reference
+    from graphmem.store.ann.asked_queries import recall_at, reference
 
     index = getattr(store, "_vectors", {}).get(namespace)
     if index is None or index.ann is None:

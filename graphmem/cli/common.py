@@ -50,7 +50,7 @@ class Location:
 
     def exists(self) -> bool:
         """A database URL is taken to exist; a folder when it holds a store."""
-        from graphmem.store.sqlite import DB_FILE
+        from graphmem.store.sqlite.store import DB_FILE
 
         return "://" in self.target or (Path(self.target) / DB_FILE).is_file()
 

@@ -55,7 +55,7 @@ class CaptureGate:
     Example:
         >>> import tempfile
         >>> from datetime import UTC, datetime
-        >>> from graphmem.store.sqlite import SQLiteStore
+        >>> from graphmem.store.sqlite.store import SQLiteStore
         >>> store = SQLiteStore(tempfile.mkdtemp()); store.open()
         >>> gate = CaptureGate(CaptureConfig(max_per_minute=1, skip_tools=("Read",)))
         >>> now = datetime(2026, 1, 1, tzinfo=UTC)

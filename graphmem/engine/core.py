@@ -29,7 +29,7 @@ class Core:
     """What a graphmem operation works with.
 
     Example:
-        >>> from graphmem.store.sqlite import SQLiteStore
+        >>> from graphmem.store.sqlite.store import SQLiteStore
         >>> from graphmem.engine.embedding import SentenceTransformerEmbedder
         >>> from graphmem.models import utcnow
         >>> cfg = GraphMemConfig()

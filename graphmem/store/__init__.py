@@ -30,21 +30,21 @@ def make_store(target: str | Path, config: GraphMemConfig, *, create: bool = Tru
             f"unknown store URL {text.split(':', 1)[0]!r}: a data folder, or one of "
             f"{', '.join(NEO4J_SCHEMES + FALKORDB_SCHEMES)}")
     if text.startswith(NEO4J_SCHEMES):
-        from graphmem.store.cypher import CypherStore
-        from graphmem.store.neo4j_conn import Neo4jConnection
+        from graphmem.store.graph.neo4j_conn import Neo4jConnection
+        from graphmem.store.graph.store import CypherStore
 
         pw = sc.neo4j_password.get_secret_value() if sc.neo4j_password else None
         return CypherStore(Neo4jConnection(text, user=sc.neo4j_user, password=pw,
                                            database=sc.neo4j_database), dim=dim,
                            dedupe=config.write.dedupe)
     if text.startswith(FALKORDB_SCHEMES):
-        from graphmem.store.cypher import CypherStore
-        from graphmem.store.falkordb_conn import FalkorDBConnection
+        from graphmem.store.graph.falkordb_conn import FalkorDBConnection
+        from graphmem.store.graph.store import CypherStore
 
         pw = sc.falkordb_password.get_secret_value() if sc.falkordb_password else None
         return CypherStore(FalkorDBConnection(text, graph=sc.falkordb_graph, password=pw),
                            dim=dim, dedupe=config.write.dedupe)
-    from graphmem.store.sqlite import SQLiteStore
+    from graphmem.store.sqlite.store import SQLiteStore
 
     return SQLiteStore(target, dim=dim, config=sc, create=create)
 

@@ -218,7 +218,7 @@ class MemoryStore(Protocol):
 
     Example:
         >>> import tempfile
-        >>> from graphmem.store.sqlite import SQLiteStore
+        >>> from graphmem.store.sqlite.store import SQLiteStore
         >>> store = SQLiteStore(tempfile.mkdtemp())
         >>> isinstance(store, MemoryStore)
         True
@@ -497,12 +497,12 @@ class MemoryStore(Protocol):
 class KeyRecords(Protocol):
     """Where API key records live (hashes only): a graph database, so every API replica of
     it shares them (``CypherStore``), or the embedded default's ``keys.db`` file beside its
-    data (``graphmem.store.keyfile.KeyFile``: a second process may write keys while the server
-    runs, which the data folder's one-process lock would not allow).
+    data (``graphmem.store.sqlite.keyfile.KeyFile``: a second process may write keys while
+    the server runs, which the data folder's one-process lock would not allow).
 
     Example:
         >>> import tempfile, pathlib
-        >>> from graphmem.store.keyfile import KeyFile
+        >>> from graphmem.store.sqlite.keyfile import KeyFile
         >>> isinstance(KeyFile(pathlib.Path(tempfile.mkdtemp()) / "keys.db"), KeyRecords)
         True
     """

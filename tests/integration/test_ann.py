@@ -14,7 +14,7 @@ import pytest
 from graphmem.config import StoreConfig
 from graphmem.models import Memory, Status, Tier
 from graphmem.store.base import WriteBatch
-from graphmem.store.sqlite import SQLiteStore
+from graphmem.store.sqlite.store import SQLiteStore
 
 DIM = 32
 NS = "ann"
@@ -120,7 +120,7 @@ def test_random_vectors_are_served_and_the_self_check_raises_the_candidates(
 
 def test_codes_that_fail_the_self_check_leave_the_exact_scan(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from graphmem.store import ann_keeper
+    from graphmem.store.ann import keeper as ann_keeper
 
     monkeypatch.setattr(ann_keeper, "ladder", lambda c: [c, 2 * c, 4 * c])
     store = open_store(tmp_path, dim=256, ann_candidates=10, ann_min_recall=1.0)
@@ -301,8 +301,8 @@ def test_no_codes_below_the_threshold_or_when_off(tmp_path: Path, ann_min: int) 
 def test_install_replays_every_write_made_since_the_snapshot() -> None:
     """The build reads rows without the store's lock; whatever changed meanwhile (a new row,
     a rewrite, a delete that moves the last row into the hole) reaches the codes."""
-    from graphmem.store.pq_codes import CodeField
-    from graphmem.store.vectors import VectorIndex
+    from graphmem.store.ann.pq_codes import CodeField
+    from graphmem.store.ann.vectors import VectorIndex
 
     v = clustered(200)
     index = VectorIndex(DIM)
@@ -329,8 +329,8 @@ def test_install_replays_every_write_made_since_the_snapshot() -> None:
 def _coded_index(rows: np.ndarray) -> tuple[Any, list[int]]:
     """An index of ``rows`` (m0, m1, ...) served by product codes re-scoring 10 candidates,
     and the list of candidate counts its batched searches ask the codes for."""
-    from graphmem.store.pq_codes import CodeField
-    from graphmem.store.vectors import VectorIndex
+    from graphmem.store.ann.pq_codes import CodeField
+    from graphmem.store.ann.vectors import VectorIndex
 
     index = VectorIndex(DIM)
     for i, v in enumerate(rows):
@@ -356,7 +356,7 @@ def test_a_thresholded_batch_search_widens_until_nothing_above_is_cut() -> None:
     """SIMILAR_TO's search re-scores only candidates the codes put near its threshold, from
     a first fetch of 64; with 300 near-duplicates all of those are near it, so the cut may
     hide better ones: it widens until it does not, and answers as the exact scan."""
-    from graphmem.store.vectors import MANY_FETCH
+    from graphmem.store.ann.vectors import MANY_FETCH
 
     rng = np.random.default_rng(11)
     base = clustered(1)[0]
@@ -378,7 +378,7 @@ def test_a_thresholded_batch_search_stops_when_its_top_k_are_clear_of_the_rest()
     first fetch holds the top 5 (no candidate it did not ask can beat them, by the codes'
     margin), so it does not widen - it used to ask 256, 1,024 and 4,096 more (every
     candidate asked was near the threshold), re-scoring each from the rows."""
-    from graphmem.store.vectors import MANY_FETCH
+    from graphmem.store.ann.vectors import MANY_FETCH
 
     rng = np.random.default_rng(5)
     q = uniform(1, seed=21)[0]
@@ -401,7 +401,7 @@ def test_the_dense_key_map_answers_as_the_dict() -> None:
     """Candidates' keys become rows through an array indexed by pk (vectorised); it must say
     what the dict says after inserts, rewrites, deletes that move the last row, a bulk load,
     and fall back to the dict when the pks are too sparse for an array."""
-    from graphmem.store.vectors import VectorIndex
+    from graphmem.store.ann.vectors import VectorIndex
 
     v = clustered(300)
     index = VectorIndex(DIM)
@@ -462,7 +462,7 @@ def test_reopening_loads_the_same_rows_statistics_and_edges_in_bulk(tmp_path: Pa
 CRASH = """
 import sys, threading
 import numpy as np
-from graphmem.store.pq_codes import CodeField
+from graphmem.store.ann.pq_codes import CodeField
 assert "onnxruntime" not in sys.modules
 done = threading.Event()
 def build():

@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphmem.store import ann_keeper
-from graphmem.store.asked_queries import reference
+from graphmem.store.ann import keeper as ann_keeper
+from graphmem.store.ann.asked_queries import reference
+from graphmem.store.ann.compact_rows import encode_chunk, steps_of
+from graphmem.store.ann.vectors import VectorIndex
 from graphmem.store.base import WriteBatch
-from graphmem.store.compact_rows import encode_chunk, steps_of
-from graphmem.store.sqlite import SQLiteStore
-from graphmem.store.vectors import VectorIndex
+from graphmem.store.sqlite.store import SQLiteStore
 from tests.integration.test_ann import NS, clustered, memories, uniform
 from tests.integration.test_ann import open_store as _open_store
 
@@ -103,7 +103,7 @@ def test_questions_just_under_the_target_change_nothing(tmp_path: Path) -> None:
 @pytest.mark.parametrize("block", [16_384, 100])  # one block; merged across nine
 def test_the_reference_is_the_exact_top_10_of_active_rows(
         block: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    import graphmem.store.asked_queries as asked_queries
+    import graphmem.store.ann.asked_queries as asked_queries
     from graphmem.models import Status, Tier
 
     monkeypatch.setattr(asked_queries, "BLOCK", block)

@@ -388,7 +388,7 @@ def test_locomo_command_end_to_end_on_a_tiny_folder(tmp_path: Path,
     assert "| graphmem |" in locomo.table(r)
     # product codes serving the vector seeds (--ann) answer as the exact scan on this data
     built: list[str] = []
-    from graphmem.store.ann_keeper import AnnKeeper
+    from graphmem.store.ann.keeper import AnnKeeper
 
     install = AnnKeeper._build
 

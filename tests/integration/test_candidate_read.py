@@ -11,7 +11,7 @@ import pytest
 
 from graphmem import GraphMemory
 from graphmem.models import Candidate
-from graphmem.store.sqlite import SQLiteStore
+from graphmem.store.sqlite.store import SQLiteStore
 
 NS = "ops"
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from graphmem.models import Status, Tier
+from graphmem.store.ann.compact_rows import FIELDS, CompactRows, encode_chunk, steps_for, steps_of
+from graphmem.store.ann.vectors import VectorIndex
 from graphmem.store.base import WriteBatch
-from graphmem.store.compact_rows import FIELDS, CompactRows, encode_chunk, steps_for, steps_of
-from graphmem.store.vectors import VectorIndex
 from tests.integration.test_ann import DIM, NS, clustered, memories, open_store, recall, uniform
 
 

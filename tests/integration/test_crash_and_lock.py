@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from graphmem.errors import StoreLockedError
-from graphmem.store.sqlite import DB_FILE, SQLiteStore
+from graphmem.store.sqlite.store import DB_FILE, SQLiteStore
 
 WRITER = textwrap.dedent("""
     import sys, numpy as np
     from datetime import datetime, timezone
     from graphmem.models import Memory, Relation, RelationType
     from graphmem.store.base import WriteBatch
-    from graphmem.store.sqlite import SQLiteStore
+    from graphmem.store.sqlite.store import SQLiteStore
     n = int(sys.argv[2])
     s = SQLiteStore(sys.argv[1]); s.open()
     rng = np.random.default_rng(0)
@@ -78,7 +78,7 @@ def test_second_owner_is_refused(tmp_path: Path) -> None:
     first = SQLiteStore(tmp_path)
     first.open()
     try:
-        code = ("import sys\nfrom graphmem.store.sqlite import SQLiteStore\n"
+        code = ("import sys\nfrom graphmem.store.sqlite.store import SQLiteStore\n"
                 "from graphmem.errors import StoreLockedError\n"
                 f"s = SQLiteStore({str(tmp_path)!r})\n"
                 "try:\n    s.open()\nexcept StoreLockedError as e:\n"

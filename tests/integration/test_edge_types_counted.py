@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 
 from graphmem.models import Relation, RelationType
-from graphmem.store import sqlite_rows
 from graphmem.store.base import WriteBatch
+from graphmem.store.sqlite import rows as sqlite_rows
 from tests.integration.test_namespace_pages import steps
 from tests.integration.test_row_files import NS, memories, open_store, unit
 

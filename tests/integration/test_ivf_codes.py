@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphmem.store import pq_codes
+from graphmem.store.ann import pq_codes
+from graphmem.store.ann.pq_codes import PER_PROBE, CodeField
 from graphmem.store.base import WriteBatch
-from graphmem.store.pq_codes import PER_PROBE, CodeField
 from tests.integration.test_ann import (
     NS,
     clustered,

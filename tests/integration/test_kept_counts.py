@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from graphmem.config import StoreConfig
 from graphmem.models import Kind, Memory, Relation, RelationType, Status, Tier
-from graphmem.store import sqlite_schema
 from graphmem.store.base import Counts, WriteBatch
-from graphmem.store.sqlite import SQLiteStore
+from graphmem.store.sqlite import schema as sqlite_schema
+from graphmem.store.sqlite.store import SQLiteStore
 
 NAMESPACES = ("a", "b")
 IDS = [f"m{i}" for i in range(4)]

@@ -9,8 +9,8 @@ from pathlib import Path
 from graphmem.config import StoreConfig
 from graphmem.models import Memory
 from graphmem.store.base import WriteBatch
-from graphmem.store.sqlite import SQLiteStore
-from graphmem.store.sqlite_rows import _FTS_ALL
+from graphmem.store.sqlite.rows import _FTS_ALL
+from graphmem.store.sqlite.store import SQLiteStore
 
 NS = "ops"
 

@@ -12,9 +12,9 @@ import pytest
 
 from graphmem.config import StoreConfig
 from graphmem.models import Memory, Status, Tier
-from graphmem.store import sqlite_rows
 from graphmem.store.base import WriteBatch
-from graphmem.store.sqlite import SQLiteStore
+from graphmem.store.sqlite import rows as sqlite_rows
+from graphmem.store.sqlite.store import SQLiteStore
 
 WORDS = [f"w{i}" for i in range(12)]
 

@@ -74,7 +74,7 @@ def graph(request: pytest.FixtureRequest) -> Iterator[tuple[str, dict[str, str]]
     """A graph store shared by several processes: its URL and the environment naming it
     (a fresh FalkorDB graph, or the test run's Neo4j emptied). The schema is made before
     the processes start."""
-    from graphmem.store.cypher import CypherStore
+    from graphmem.store.graph.store import CypherStore
 
     if request.param == "falkordb":
         from tests.conftest import open_falkordb_store
@@ -84,7 +84,7 @@ def graph(request: pytest.FixtureRequest) -> Iterator[tuple[str, dict[str, str]]
         open_falkordb_store(server, name).close()
         yield server.url, {"GRAPHMEM_FALKORDB_GRAPH": name}
         return
-    from graphmem.store.neo4j_conn import Neo4jConnection
+    from graphmem.store.graph.neo4j_conn import Neo4jConnection
     from tests.conftest import _wipe_neo4j
 
     uri = request.getfixturevalue("neo4j_uri")
@@ -159,14 +159,14 @@ def test_capture_cap_holds_across_replicas_at_the_same_moment(
 def _stores(request: pytest.FixtureRequest, engine: str, n: int) -> list[Any]:
     """``n`` stores, a connection each, on one graph: a fresh FalkorDB graph (one that has
     never seen a window or a lease), or the test run's Neo4j."""
-    from graphmem.store.cypher import CypherStore
+    from graphmem.store.graph.store import CypherStore
 
     if engine == "falkordb":
         from tests.conftest import open_falkordb_store
 
         server, name = request.getfixturevalue("falkordb_server"), f"t{uuid.uuid4().hex}"
         return [open_falkordb_store(server, name) for _ in range(n)]
-    from graphmem.store.neo4j_conn import Neo4jConnection
+    from graphmem.store.graph.neo4j_conn import Neo4jConnection
 
     uri = request.getfixturevalue("neo4j_uri")
     stores = [CypherStore(Neo4jConnection(
@@ -373,8 +373,8 @@ def test_a_run_that_lost_its_lease_stops(tmp_path: Path, clock: Clock) -> None:
 
 def test_a_store_of_schema_9_opens_with_the_event_windows(tmp_path: Path) -> None:
     """A folder written before the windows existed is migrated when it opens."""
-    from graphmem.store import sqlite_schema
-    from graphmem.store.sqlite import SQLiteStore
+    from graphmem.store.sqlite import schema as sqlite_schema
+    from graphmem.store.sqlite.store import SQLiteStore
 
     store = SQLiteStore(tmp_path)
     store.open()

@@ -221,7 +221,7 @@ def test_a_store_marked_older_than_schema_12_migrates_again(tmp_path: Path, cloc
                                                            fake_embedder: FakeEmbedder) -> None:
     """Schema 12 adds the column only where it is missing: a folder whose mark says 11 but
     that has it already (a test of migrations, a crash after the step) opens cleanly."""
-    from graphmem.store import sqlite_schema
+    from graphmem.store.sqlite import schema as sqlite_schema
 
     with GraphMemory.open(tmp_path, clock=clock, embedder=fake_embedder) as mem:
         kept = mem.store("a memory with a ttl", namespace=NS, ttl=60)

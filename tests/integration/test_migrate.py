@@ -18,7 +18,7 @@ from graphmem import GraphMemory
 from graphmem.config import GraphMemConfig, StoreConfig
 from graphmem.engine.migrate import migrate
 from graphmem.errors import ConflictError
-from graphmem.store.sqlite import SQLiteStore
+from graphmem.store.sqlite.store import SQLiteStore
 from tests.conftest import Clock, FakeEmbedder, open_falkordb_store
 
 NS = "agent"
@@ -48,8 +48,8 @@ def _graph_store(request: pytest.FixtureRequest, engine: str) -> tuple[Any, str,
         server = request.getfixturevalue("falkordb_server")
         graph = f"t{uuid.uuid4().hex}"
         return open_falkordb_store(server, graph), server.url, ["--graph", graph]
-    from graphmem.store.cypher import CypherStore
-    from graphmem.store.neo4j_conn import Neo4jConnection
+    from graphmem.store.graph.neo4j_conn import Neo4jConnection
+    from graphmem.store.graph.store import CypherStore
     from tests.conftest import _wipe_neo4j
 
     uri = request.getfixturevalue("neo4j_uri")

@@ -9,8 +9,9 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from graphmem.store import sqlite_rows, sqlite_schema
 from graphmem.store.base import WriteBatch
+from graphmem.store.sqlite import rows as sqlite_rows
+from graphmem.store.sqlite import schema as sqlite_schema
 from tests.integration.test_row_files import NS, memories, open_store, unit
 
 

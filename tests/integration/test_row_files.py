@@ -14,9 +14,9 @@ import pytest
 
 from graphmem.config import StoreConfig
 from graphmem.models import Memory, Status, Tier
-from graphmem.store import row_files
+from graphmem.store.ann import row_files
 from graphmem.store.base import WriteBatch
-from graphmem.store.sqlite import SQLiteStore
+from graphmem.store.sqlite.store import SQLiteStore
 
 DIM = 32
 NS = "big"
@@ -259,7 +259,7 @@ def test_a_mapped_index_releases_its_pages_past_the_resident_budget(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Random queries would map the whole row files into the process's resident memory; past
     the budget the index drops its mappings (the data stays in the file and page cache)."""
-    import graphmem.store.vectors as vectors
+    import graphmem.store.ann.vectors as vectors
 
     v = unit(6000)
     store = open_store(tmp_path)

@@ -14,8 +14,8 @@ import pytest
 from graphmem.config import StoreConfig
 from graphmem.models import Memory
 from graphmem.store.base import WriteBatch
-from graphmem.store.sqlite import DB_FILE, SQLiteStore
-from graphmem.store.sqlite_checkpoint import BACKSTOP_PAGES, Checkpointer
+from graphmem.store.sqlite.checkpoint import BACKSTOP_PAGES, Checkpointer
+from graphmem.store.sqlite.store import DB_FILE, SQLiteStore
 
 DIM = 384
 
@@ -96,7 +96,7 @@ def test_without_the_thread_sqlite_checkpoints_in_the_commit(tmp_path: Path) -> 
 def test_a_failed_checkpoint_is_logged_not_raised(tmp_path: Path,
                                                    caplog: pytest.LogCaptureFixture) -> None:
     checkpoints = Checkpointer(tmp_path, gather=0)  # a folder: no database opens there
-    with caplog.at_level(logging.WARNING, logger="graphmem.store.sqlite_checkpoint"):
+    with caplog.at_level(logging.WARNING, logger="graphmem.store.sqlite.checkpoint"):
         checkpoints.committed()
         checkpoints.stop()
     assert checkpoints.runs == 0

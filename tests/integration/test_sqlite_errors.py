@@ -13,7 +13,7 @@ import pytest
 
 from graphmem.errors import StoreError
 from graphmem.store.base import WriteBatch
-from graphmem.store.sqlite import DB_FILE, SQLiteStore
+from graphmem.store.sqlite.store import DB_FILE, SQLiteStore
 from tests.integration.test_store_contract import NS, memory, vec
 
 AT = datetime(2026, 1, 2, tzinfo=UTC)

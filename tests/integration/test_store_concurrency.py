@@ -15,7 +15,7 @@ import pytest
 from graphmem.config import StoreConfig
 from graphmem.models import Memory
 from graphmem.store.base import WriteBatch
-from graphmem.store.sqlite import SQLiteStore
+from graphmem.store.sqlite.store import SQLiteStore
 
 DIM = 16
 NS = "conc"
@@ -153,7 +153,7 @@ def test_the_full_text_index_is_merged_as_writes_pile_up(
     """Every write leaves FTS5 a segment that every query reads; once enough rows were
     written since the last merge (a quarter of the store, at least ``_FTS_MERGE_MIN``), the
     write merges the index - and the keyword search answers as before."""
-    import graphmem.store.sqlite as sqlite_module
+    import graphmem.store.sqlite.store as sqlite_module
 
     monkeypatch.setattr(sqlite_module, "_FTS_MERGE_MIN", 30)
     store = open_store(tmp_path)
@@ -176,7 +176,7 @@ def test_the_full_text_index_is_merged_as_writes_pile_up(
 
 def test_maintenance_and_a_bulk_session_leave_the_full_text_index_merged(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import graphmem.store.sqlite as sqlite_module
+    import graphmem.store.sqlite.store as sqlite_module
 
     monkeypatch.setattr(sqlite_module, "_FTS_MERGE_AT_CLOSE", 8)
     store = open_store(tmp_path)

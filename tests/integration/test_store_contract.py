@@ -14,7 +14,7 @@ import pytest
 from graphmem.errors import StoreError
 from graphmem.models import Candidate, Memory, Relation, RelationType, Status, Tier
 from graphmem.store.base import MemoryStore, WriteBatch
-from graphmem.store.sqlite import SQLiteStore
+from graphmem.store.sqlite.store import SQLiteStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 DIM = 384
@@ -68,8 +68,8 @@ def open_neo4j(request: pytest.FixtureRequest) -> MemoryStore:
     from tests.conftest import _wipe_neo4j
 
     _wipe_neo4j(uri)  # the test database is emptied: other suites share it
-    from graphmem.store.cypher import CypherStore
-    from graphmem.store.neo4j_conn import Neo4jConnection
+    from graphmem.store.graph.neo4j_conn import Neo4jConnection
+    from graphmem.store.graph.store import CypherStore
 
     store = CypherStore(Neo4jConnection(uri, user=os.environ.get("GRAPHMEM_NEO4J_USER", "neo4j"),
                                         password=os.environ.get("GRAPHMEM_NEO4J_PASSWORD")))
@@ -180,7 +180,7 @@ def test_vector_topk_many_is_vector_topk_per_row_even_when_crowded_out(
         store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
     """Batched search (one statement per chunk on Cypher) answers as one search per vector,
     also where another namespace's nearer memories fill the first fetch (widened alone)."""
-    monkeypatch.setattr("graphmem.store.cypher._MANY_CHUNK", 3)  # several chunks, a short one
+    monkeypatch.setattr("graphmem.store.graph.store._MANY_CHUNK", 3)  # several chunks, a short one
     store.apply(WriteBatch(NS, memories=[memory(i) for i in range(12)]))
     crowd = []
     for j in range(150):  # nearer to vec(5) than m5's neighbours: crowds a fetch of 64 out
@@ -257,7 +257,7 @@ def test_vector_topk_fields_is_vector_topk_of_each_field(
     """Both fields in one call (the embedded store searches them at once in a large
     namespace: ``parallel`` makes every namespace large) answer as two calls would."""
     if parallel:
-        monkeypatch.setattr("graphmem.store.vectors.PARALLEL_MIN", 0)
+        monkeypatch.setattr("graphmem.store.ann.vectors.PARALLEL_MIN", 0)
     ms = [memory(i, context=i % 3 > 0, tier=Tier.FAST if i % 2 else Tier.SLOW)
           for i in range(30)]
     ms[4].status = Status.ARCHIVED
@@ -482,7 +482,7 @@ def test_neighbourhood_statement_returns_each_reachable_edge_once(store: MemoryS
     """The one-round-trip neighbourhood of the Cypher adapter: FalkorDB answered the old
     statement (a second MATCH on the bound relationship) with 7,619 rows for 19 edges, which
     made a depth-1 retrieval take a second and pushed depth 2 into the hop-by-hop fallback."""
-    from graphmem.store.cypher import CypherStore
+    from graphmem.store.graph.store import CypherStore
 
     n = 30
     store.apply(WriteBatch(NS, memories=[memory(i) for i in range(n)],
@@ -801,13 +801,13 @@ def test_sqlite_refuses_newer_schema(tmp_path: Path) -> None:
 
 def test_sqlite_migration_hook_runs_missing_steps(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from graphmem.store import sqlite_schema
+    from graphmem.store.sqlite import schema as sqlite_schema
 
     open_sqlite(tmp_path).close()
     ran: list[int] = []
     current = sqlite_schema.SCHEMA_VERSION
     monkeypatch.setitem(sqlite_schema.MIGRATIONS, current, lambda conn: ran.append(current))
-    monkeypatch.setattr("graphmem.store.sqlite.migrate",
+    monkeypatch.setattr("graphmem.store.sqlite.store.migrate",
                         lambda conn: sqlite_schema.migrate(conn, current + 1))
     s = open_sqlite(tmp_path)
     try:
@@ -821,7 +821,7 @@ def test_sqlite_v1_data_migrates_to_current(tmp_path: Path) -> None:
     """A folder written by schema 1 (before tier dynamics) opens, migrated, data intact."""
     import sqlite3
 
-    from graphmem.store import sqlite_schema
+    from graphmem.store.sqlite import schema as sqlite_schema
 
     folder = tmp_path / "sqlite"
     folder.mkdir()
@@ -850,7 +850,7 @@ def test_sqlite_v1_data_migrates_to_current(tmp_path: Path) -> None:
 def test_sqlite_v5_data_gets_its_keyword_statistics_counted(tmp_path: Path) -> None:
     """Schema 6 keeps the BM25 statistics in tables (ADR 0018); a store written before has
     them counted once by the migration, the same as written from scratch."""
-    from graphmem.store import sqlite_schema
+    from graphmem.store.sqlite import schema as sqlite_schema
 
     ms = [memory(i, keywords=["deploy fail migrat", "deploy", "tea coffe"][i % 3])
           for i in range(7)]

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphmem.store import sqlite_schema
 from graphmem.store.base import WriteBatch
-from graphmem.store.sqlite import SQLiteStore
+from graphmem.store.sqlite import schema as sqlite_schema
+from graphmem.store.sqlite.store import SQLiteStore
 from tests.integration.test_row_files import NS, loaded_from_files, memories, open_store, unit
 
 

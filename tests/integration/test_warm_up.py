@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from graphmem.models import RelationType
-from graphmem.store import sqlite_warm_up
 from graphmem.store.base import WriteBatch
-from graphmem.store.sqlite import SQLiteStore
+from graphmem.store.sqlite import warm_up as sqlite_warm_up
+from graphmem.store.sqlite.store import SQLiteStore
 from tests.integration.test_row_files import NS, memories, open_store, unit
 from tests.integration.test_store_contract import edge
 

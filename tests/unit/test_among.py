@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from graphmem.store.vectors import among
+from graphmem.store.ann.vectors import among
 
 
 @given(arrays(np.int8, st.integers(0, 300), elements=st.integers(0, 6)),

@@ -19,7 +19,7 @@ RULES, ENGINE, STORE = "graphmem.rules", "graphmem.engine", "graphmem.store"
 #: what pure rules may lean on: the shared vocabulary, nothing that does I/O
 RULES_MAY_IMPORT = ("graphmem.rules", "graphmem.models", "graphmem.config", "graphmem.errors")
 DRIVERS = ("sqlite3", "neo4j", "falkordb", "redis")
-#: none left: the API key file moved behind the port (graphmem.store.keyfile)
+#: none left: the API key file moved behind the port (graphmem.store.sqlite.keyfile)
 DRIVER_EXCEPTIONS: set[str] = set()
 
 
@@ -59,8 +59,8 @@ def _under(name: str, prefixes: tuple[str, ...]) -> bool:
 
 
 def test_the_layout_is_found() -> None:
-    assert {"graphmem.memory", "graphmem.engine.core", "graphmem.store.sqlite", "graphmem.api.app",
-            "graphmem.consolidation.runner"} <= set(MODULES)
+    assert {"graphmem.memory", "graphmem.engine.core", "graphmem.store.sqlite.store",
+            "graphmem.api.app", "graphmem.consolidation.runner"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", sorted(n for n in MODULES if not _under(n, FACES)))
@@ -112,11 +112,11 @@ def test_the_top_of_the_package_is_the_public_surface() -> None:
 
 
 def test_each_engine_driver_lives_in_its_own_connection_module() -> None:
-    for driver, home in (("neo4j", "graphmem.store.neo4j_conn"),
-                         ("falkordb", "graphmem.store.falkordb_conn")):
+    for driver, home in (("neo4j", "graphmem.store.graph.neo4j_conn"),
+                         ("falkordb", "graphmem.store.graph.falkordb_conn")):
         users = {n for n in MODULES if _under(n, ("graphmem.store",))
                  and any(_under(i, (driver,)) for i in _imports(MODULES[n], n))}
-        assert users <= {home, "graphmem.store.falkordb_server"}, (driver, users)
+        assert users <= {home, "graphmem.store.graph.falkordb_server"}, (driver, users)
 
 
 def test_faces_reach_the_store_only_through_the_facade() -> None:
@@ -127,4 +127,5 @@ def test_faces_reach_the_store_only_through_the_facade() -> None:
         source = MODULES[name].read_text(encoding="utf-8")
         assert ".backend" not in source and "._store" not in source, name
         assert not {i for i in _imports(MODULES[name], name)
-                    if _under(i, ("graphmem.store.sqlite", "graphmem.store.cypher"))}, name
+                    if _under(i, ("graphmem.store.sqlite.store",
+                                  "graphmem.store.graph.store"))}, name

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from graphmem.store.asked_queries import learn
+from graphmem.store.ann.asked_queries import learn
 
 TOP = [set(f"q{i}-{j}" for j in range(10)) for i in range(64)]
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from graphmem.store.rwlock import RWLock
+from graphmem.store.sqlite.rwlock import RWLock
 
 
 def test_reads_overlap_and_a_write_waits_for_them() -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphmem.store import ann_keeper
-from graphmem.store.ann_keeper import self_check
+from graphmem.store.ann import keeper as ann_keeper
+from graphmem.store.ann.keeper import self_check
 
 N, DIM, FIRST = 2000, 16, 100
 

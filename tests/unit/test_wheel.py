@@ -30,7 +30,7 @@ def test_the_wheel_ships_the_viewer_the_statements_and_the_templates(tmp_path: P
                    "graphmem/cypher/memory/transitions_recent.cypher",
                    "graphmem/consolidation/templates/report.html.j2",
                    "graphmem/engine/retrieval.py", "graphmem/rules/scoring.py",
-                   "graphmem/client/http.py", "graphmem/store/keyfile.py"):
+                   "graphmem/client/http.py", "graphmem/store/sqlite/keyfile.py"):
         assert needed in names, f"the wheel lacks {needed}"
     tops = {n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")}
     assert tops == {"graphmem"}, tops

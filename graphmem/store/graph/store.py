@@ -43,9 +43,9 @@ from graphmem.store.base import (
     active_columns,
     breadth_first,
 )
-from graphmem.store.cypher_context import SCHEMA as CONTEXT_SCHEMA
-from graphmem.store.cypher_context import CypherContext
-from graphmem.store.cypher_rows import (
+from graphmem.store.graph.context import SCHEMA as CONTEXT_SCHEMA
+from graphmem.store.graph.context import CypherContext
+from graphmem.store.graph.rows import (
     JOIN_SEP,
     MAX_FETCH,
     first_fetch,
@@ -89,7 +89,7 @@ class Connection(Protocol):
     statement with parameters, and create the schema.
 
     Example:
-        >>> from graphmem.store.neo4j_conn import Neo4jConnection
+        >>> from graphmem.store.graph.neo4j_conn import Neo4jConnection
         >>> isinstance(Neo4jConnection("neo4j://localhost:7687"), Connection)
         True
     """
@@ -110,8 +110,8 @@ class CypherStore(CypherContext):  # the session context: cypher_context
     """The store port over a ``Connection`` (``Neo4jConnection`` or ``FalkorDBConnection``).
 
     Example:
-        >>> from graphmem.store.falkordb_server import FalkorDBServer
-        >>> from graphmem.store.falkordb_conn import FalkorDBConnection
+        >>> from graphmem.store.graph.falkordb_server import FalkorDBServer
+        >>> from graphmem.store.graph.falkordb_conn import FalkorDBConnection
         >>> import tempfile
         >>> server = FalkorDBServer(tempfile.mkdtemp()); server.start()  # doctest: +SKIP
         >>> store = CypherStore(FalkorDBConnection(server.url)); store.open()  # doctest: +SKIP

@@ -45,7 +45,7 @@ def append_message(conn: sqlite3.Connection, ns: str, session: str, message: str
     """Append and trim to the newest ``cap`` (the caller holds the transaction).
 
     Example:
-        >>> from graphmem.store.sqlite_schema import migrate
+        >>> from graphmem.store.sqlite.schema import migrate
         >>> conn = sqlite3.connect(":memory:", isolation_level=None)
         >>> _ = migrate(conn)
         >>> t = datetime(2026, 1, 1, tzinfo=UTC)
@@ -65,7 +65,7 @@ class SQLiteContext:
 
     Example:
         >>> import tempfile
-        >>> from graphmem.store.sqlite import SQLiteStore
+        >>> from graphmem.store.sqlite.store import SQLiteStore
         >>> store = SQLiteStore(tempfile.mkdtemp(), dim=2); store.open()
         >>> t = datetime(2026, 1, 1, tzinfo=UTC)
         >>> store.context_put("ops", "s1", "plan", '{"step":2}', t.replace(hour=1))

@@ -15,10 +15,12 @@ from typing import Any
 
 from graphmem.errors import DuplicateError
 from graphmem.models import Memory, Status, Tier
-from graphmem.store import codec, row_files, sqlite_keywords
-from graphmem.store.ann_keeper import bump_epoch
+from graphmem.store import codec
+from graphmem.store.ann import row_files
+from graphmem.store.ann.keeper import bump_epoch
 from graphmem.store.base import WriteBatch
-from graphmem.store.sqlite_rows import CHUNK, COLS, marks, ns_tag, tags
+from graphmem.store.sqlite import keywords as sqlite_keywords
+from graphmem.store.sqlite.rows import CHUNK, COLS, marks, ns_tag, tags
 
 _UPSERT = (
     f"INSERT INTO memories ({COLS}) VALUES ({', '.join(['?'] * len(codec.MEMORY_FIELDS))}) "

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from graphmem.store.vectors import VectorIndex
+    from graphmem.store.ann.vectors import VectorIndex
 
 #: questions kept per namespace, and the first check's count
 SIZE = 64

@@ -14,8 +14,8 @@ import numpy as np
 
 from graphmem.config import StoreConfig
 from graphmem.models import Status, Tier
-from graphmem.store.row_files import RowFiles
-from graphmem.store.vectors import STATUS_CODE, TIER_CODE, Allocator, VectorIndex
+from graphmem.store.ann.row_files import RowFiles
+from graphmem.store.ann.vectors import STATUS_CODE, TIER_CODE, Allocator, VectorIndex
 
 log = logging.getLogger(__name__)
 

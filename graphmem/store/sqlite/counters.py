@@ -29,7 +29,7 @@ def count_event(conn: sqlite3.Connection, namespace: str, key: str, limit: int,
 
     Example:
         >>> from datetime import UTC, timedelta
-        >>> from graphmem.store.sqlite_schema import migrate
+        >>> from graphmem.store.sqlite.schema import migrate
         >>> conn = sqlite3.connect(":memory:", isolation_level=None)
         >>> _ = migrate(conn)
         >>> t = datetime(2026, 1, 1, tzinfo=UTC)

@@ -100,7 +100,7 @@ class WarmUp:
         self.wait()
 
     def _run(self) -> None:
-        from graphmem.store.ann_keeper import lowest_priority
+        from graphmem.store.ann.keeper import lowest_priority
 
         lowest_priority()
         began = time.perf_counter()

@@ -22,9 +22,9 @@ class CypherContext:
 
     Example:
         >>> import tempfile
-        >>> from graphmem.store.falkordb_server import FalkorDBServer
-        >>> from graphmem.store.falkordb_conn import FalkorDBConnection
-        >>> from graphmem.store.cypher import CypherStore
+        >>> from graphmem.store.graph.falkordb_server import FalkorDBServer
+        >>> from graphmem.store.graph.falkordb_conn import FalkorDBConnection
+        >>> from graphmem.store.graph.store import CypherStore
         >>> server = FalkorDBServer(tempfile.mkdtemp()); server.start()  # doctest: +SKIP
         >>> store = CypherStore(FalkorDBConnection(server.url)); store.open()  # doctest: +SKIP
         >>> store.context_list("ops", "s1", datetime.now(UTC))  # doctest: +SKIP

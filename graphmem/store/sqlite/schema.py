@@ -180,7 +180,7 @@ CREATE TABLE IF NOT EXISTS keyword_terms (
 
 
 def _to_v6(conn: sqlite3.Connection) -> None:
-    from graphmem.store import sqlite_keywords
+    from graphmem.store.sqlite import keywords as sqlite_keywords
 
     _run(conn, _V6)
     sqlite_keywords.rebuild(conn, conn.execute(

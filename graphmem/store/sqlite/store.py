@@ -44,16 +44,10 @@ from graphmem.models import (
     Transition,
 )
 from graphmem.rules.bm25 import TermStats
-from graphmem.store import (
-    row_files,
-    sqlite_caches,
-    sqlite_counters,
-    sqlite_jobs,
-    sqlite_keywords,
-    sqlite_rows,
-    sqlite_writes,
-)
-from graphmem.store.ann_keeper import AnnKeeper
+from graphmem.store.ann import load as sqlite_caches
+from graphmem.store.ann import row_files
+from graphmem.store.ann.keeper import AnnKeeper
+from graphmem.store.ann.vectors import VectorIndex
 from graphmem.store.base import (
     ActiveColumns,
     Counts,
@@ -63,13 +57,17 @@ from graphmem.store.base import (
     active_columns,
     breadth_first,
 )
-from graphmem.store.lock import FolderLock
-from graphmem.store.rwlock import RWLock
-from graphmem.store.sqlite_checkpoint import BACKSTOP_PAGES, Checkpointer
-from graphmem.store.sqlite_context import SQLiteContext
-from graphmem.store.sqlite_schema import migrate
-from graphmem.store.sqlite_warm_up import WarmUp
-from graphmem.store.vectors import VectorIndex
+from graphmem.store.sqlite import counters as sqlite_counters
+from graphmem.store.sqlite import jobs as sqlite_jobs
+from graphmem.store.sqlite import keywords as sqlite_keywords
+from graphmem.store.sqlite import rows as sqlite_rows
+from graphmem.store.sqlite import writes as sqlite_writes
+from graphmem.store.sqlite.checkpoint import BACKSTOP_PAGES, Checkpointer
+from graphmem.store.sqlite.context import SQLiteContext
+from graphmem.store.sqlite.lock import FolderLock
+from graphmem.store.sqlite.rwlock import RWLock
+from graphmem.store.sqlite.schema import migrate
+from graphmem.store.sqlite.warm_up import WarmUp
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Kept in step with every committed write by the SQLite adapter and rebuilt from SQLite at open.
 Each row also carries its tier and status codes so top-k can filter without a database trip,
-and its SQLite row id (``pk``), which keys the product codes (``graphmem.store.pq_codes``)
+and its SQLite row id (``pk``), which keys the product codes (``graphmem.store.ann.pq_codes``)
 that choose top-k candidates in a large namespace: the candidates are re-scored with the
 float32 rows, so an answer is exact whenever the codes put the true top-k among them.
 """
@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from graphmem.models import TIER_ORDER, Status, Tier
-from graphmem.store.asked_queries import AskedQueries
-from graphmem.store.compact_rows import CompactRows
-from graphmem.store.pq_codes import CodeField
-from graphmem.store.row_files import release
+from graphmem.store.ann.asked_queries import AskedQueries
+from graphmem.store.ann.compact_rows import CompactRows
+from graphmem.store.ann.pq_codes import CodeField
+from graphmem.store.ann.row_files import release
 
 _STATUS_ORDER = (Status.ACTIVE, Status.ARCHIVED, Status.EXPIRED)
 TIER_CODE = {t: i for i, t in enumerate(TIER_ORDER)}

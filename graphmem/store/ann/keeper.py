@@ -36,11 +36,11 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from graphmem.config import StoreConfig
-from graphmem.store import pq_codes
-from graphmem.store.asked_queries import learn, recall_at, reference
-from graphmem.store.compact_rows import encode_chunk, steps_of
-from graphmem.store.pq_codes import CodeField
-from graphmem.store.vectors import MAX_FETCH, VectorIndex
+from graphmem.store.ann import pq_codes
+from graphmem.store.ann.asked_queries import learn, recall_at, reference
+from graphmem.store.ann.compact_rows import encode_chunk, steps_of
+from graphmem.store.ann.pq_codes import CodeField
+from graphmem.store.ann.vectors import MAX_FETCH, VectorIndex
 
 log = logging.getLogger(__name__)
 

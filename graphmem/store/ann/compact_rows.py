@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from graphmem.store.row_files import release
+from graphmem.store.ann.row_files import release
 
 if TYPE_CHECKING:
-    from graphmem.store.vectors import VectorIndex
+    from graphmem.store.ann.vectors import VectorIndex
 
 FIELDS = ("content", "context")
 #: rows of a field whose largest values set the steps

@@ -1,0 +1,1 @@
+"""The vector layer of the embedded store: one index per namespace."""
