@@ -18,7 +18,7 @@ uvicorn would pick (httptools, else h11) gains three limits:
   the descriptors between the accept and the bound.
 - **idle keep-alive**: uvicorn's keep-alive timeout, ``keep_alive_timeout`` seconds.
 - **head size**: a request head over ``max_head_bytes`` is answered 431 and closed (httptools
-  buffers a head of any size; a fast client sent 3 GB of one header in 4 s).
+  buffers a head of any size, and a fast client fills memory in seconds: BENCHMARKS, History).
 
 When they bite, one line per ``log_seconds`` (WARNING when connections were shed, INFO for idle
 keep-alive closes only) counts what was closed since the last line.
@@ -199,8 +199,8 @@ class ConnectionGuard:
 
     def sweep(self, loop: asyncio.AbstractEventLoop) -> None:
         """Close the connections that have waited ``header_timeout`` for a request head, and
-        look again in a moment: one timer for all of them (a timer per request cost ~5 us of
-        the server's CPU on a trivial keep-alive request, this ~2 us, within the noise), so a
+        look again in a moment: one timer for all of them (a timer per request costs more CPU
+        on a trivial keep-alive request: BENCHMARKS, History), so a
         head times out at most a fifth of the timeout (or a second) after its deadline."""
         cutoff = loop.time() - self.limits.header_timeout
         while self.waiting:

@@ -19,8 +19,8 @@ def hdbscan_labels(vectors: np.ndarray, min_cluster_size: int, min_samples: int 
     """Cluster labels (-1 = noise). On unit vectors euclidean distance orders as cosine.
 
     ``allow_single_cluster`` stays off: with it HDBSCAN's excess-of-mass selection prefers the
-    root, and 48 memories on six clearly separate topics came back as one cluster (purity
-    0.14); without it they separate perfectly (ADR 0006). A namespace that really is about one
+    root, and memories on clearly separate topics come back as one cluster; without it they
+    separate (ADR 0006's numbers). A namespace that really is about one
     thing is caught by ``clusters``' coherent-whole fallback instead."""
     n = len(vectors)
     if n < max(min_cluster_size, 2) + 1:
@@ -150,8 +150,7 @@ def _refined(vectors: np.ndarray, idx: list[int], min_cluster_size: int, min_sam
              split_below: float) -> list[list[int]]:
     """HDBSCAN's groups; a group that is not coherent (mean cosine below ``split_below``) and
     large enough is clustered again on its own, and replaced by its parts when it splits.
-    Small topics merge at the top level (four topics of five memories: two merged, purity
-    0.78); this pass separates them (purity 1.0, ADR 0006)."""
+    Small topics merge at the top level; this pass separates them (ADR 0006's numbers)."""
     out: list[list[int]] = []
     todo = _groups(vectors, idx, min_cluster_size, min_samples)
     rounds = 0

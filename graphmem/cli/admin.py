@@ -104,7 +104,7 @@ def serve(host: str | None, port: int | None, data: str | None, neo4j: str | Non
                                                       config=settings.memory_config()) as mem:
         app = create_app(settings, memory=mem)
         # what start-up made, the model included, lives as long as the server: out of the
-        # collector's sight (a full pass over it took up to 255 ms inside a search)
+        # collector's sight (a full pass over it stalls a search: ADR 0021)
         settle(mem.embedder)
         # the connection limits (header timeout, bound on open connections, idle keep-alive)
         # live in the HTTP protocol: uvicorn alone holds slow request heads for ever

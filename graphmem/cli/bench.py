@@ -211,7 +211,8 @@ def bench_lifecycle(folder: Path, convs: str | None, computed: bool, out: Path |
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @handles_errors
 def bench_tune(folder: Path, samples: int, out: Path | None) -> None:
-    """Leave-one-conversation-out tuning of the retrieval weights (slow: ~10 s a config)."""
+    """Leave-one-conversation-out tuning of the retrieval weights (slow: every configuration
+    runs every conversation)."""
     from graphmem.bench.tune import candidates, leave_one_out, score_all
 
     configs = candidates(samples)

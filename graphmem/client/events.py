@@ -28,7 +28,7 @@ from graphmem.engine.events import MemoryEvent
 log = logging.getLogger(__name__)
 
 PATH = "/v1/events"
-#: a stream silent this long is dead (the server sends a heartbeat every 15 s)
+#: a stream silent this long is dead (several of the server's heartbeats missed: ADR 0062)
 READ_TIMEOUT = 60.0
 #: the wait before reconnecting when the server sent no ``retry:``
 RETRY_SECONDS = 1.0

@@ -251,8 +251,8 @@ def _read_day(fragment: str, year: int) -> date | None:
 
 
 def _quick_day(fragment: str, year: int) -> date | None:
-    """The common spellings without dateparser (2 ms a new fragment): "August 9, 2022", "9th
-    of Aug", "2022-08-09"; None for the others."""
+    """The common spellings without dateparser, slow on a new fragment (ADR 0060): "August 9,
+    2022", "9th of Aug", "2022-08-09"; None for the others."""
     iso = re.fullmatch(r"(\d{4})-(\d\d)-(\d\d)", fragment)
     if iso:
         return date(int(iso[1]), int(iso[2]), int(iso[3]))
@@ -269,7 +269,7 @@ def _quick_day(fragment: str, year: int) -> date | None:
 
 @lru_cache(maxsize=1)
 def _parsers() -> tuple[Any, Any]:
-    from dateparser.date import DateDataParser  # 60 ms to import: only once a date is seen
+    from dateparser.date import DateDataParser  # slow to import (ADR 0060): on first date
 
     base = {"RELATIVE_BASE": datetime(2000, 1, 1), "PREFER_DATES_FROM": "past"}
     return (DateDataParser(languages=["en"], settings={**base, "DATE_ORDER": "MDY"}),
