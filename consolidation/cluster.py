@@ -166,14 +166,3 @@ def _refined(vectors: np.ndarray, idx: list[int], min_cluster_size: int, min_sam
         out.append(g)
     return sorted(out)
 
-
-def purity(labels: list[str], groups: list[list[int]]) -> float:
-    """Share of clustered items whose cluster's majority label is their own (1.0 = every
-    cluster holds one topic). Items left out of every group do not count."""
-    from collections import Counter
-
-    clustered = sum(len(g) for g in groups)
-    if not clustered:
-        return 1.0
-    agree = sum(Counter(labels[i] for i in g).most_common(1)[0][1] for g in groups)
-    return agree / clustered

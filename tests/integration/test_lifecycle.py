@@ -21,11 +21,11 @@ from graphmem import GraphMemory, Tier
 from graphmem.config import ConsolidationConfig, GraphMemConfig
 from graphmem.consolidation import cluster as clustering
 from graphmem.consolidation import policy
-from graphmem.consolidation.topics import CHIT_CHAT, TOPICS
 from graphmem.errors import StoreError
 from graphmem.models import Memory, RelationType, Status
 from graphmem.store.base import WriteBatch
 from tests.conftest import Clock, FakeEmbedder
+from tests.integration.topics import CHIT_CHAT, TOPICS, purity
 
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo"
 NS = "life"
@@ -107,7 +107,7 @@ def test_clusters_are_topics_not_one_blob(topic_vectors) -> None:  # type: ignor
     groups = clustering.clusters(vecs, same_day, min_cluster_size=3,
                                  window=timedelta(days=7))
     assert len(groups) >= len(TOPICS)
-    assert clustering.purity(labels, groups) == 1.0
+    assert purity(labels, groups) == 1.0
     found = {Counter(labels[i] for i in g).most_common(1)[0][0] for g in groups}
     assert set(TOPICS) <= found
 

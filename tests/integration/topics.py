@@ -1,8 +1,10 @@
 """A small labelled topic set (written for graphmem) to measure clustering purity and summary
 content on real embeddings: six topics an agent's memory could hold, eight memories each, with
-chit-chat mixed in. Used by tests (marker ``model``) and ``graphmem bench lifecycle``."""
+chit-chat mixed in (tests marked ``model``), and how pure a clustering of it is."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 TOPICS: dict[str, list[str]] = {
     "ci-cache": [
@@ -72,3 +74,13 @@ CHIT_CHAT = [
     "Thanks!", "Wow, great!", "That's awesome, thanks for sharing!", "Haha, nice.",
     "Sounds good to me.", "Ok, see you later!", "Cool!", "Yes, totally agree.",
 ]
+
+
+def purity(labels: list[str], groups: list[list[int]]) -> float:
+    """Share of clustered items whose cluster's majority label is their own (1.0 = every
+    cluster holds one topic). Items left out of every group do not count."""
+    clustered = sum(len(g) for g in groups)
+    if not clustered:
+        return 1.0
+    agree = sum(Counter(labels[i] for i in g).most_common(1)[0][1] for g in groups)
+    return agree / clustered
