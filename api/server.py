@@ -131,9 +131,8 @@ def fd_soft_limit() -> int | None:
 
 def _accepts_one_by_one() -> bool:
     """Whether uvicorn's loop (uvloop when it is installed) hands each accepted connection to
-    its protocol before it accepts many more: measured, 2,000 connects queued while the server
-    was stopped took at most the bound + 18 descriptors under uvloop, but all 1,024 under
-    asyncio's loop, which accepts up to the backlog before any protocol sees its connection.
+    its protocol before it accepts many more (uvloop does; asyncio's loop accepts up to the
+    backlog before any protocol sees its connection: BENCHMARKS, History, issue 45's limits).
     There the backlog must fit in the reserve (a small backlog delays connects in a burst: the
     kernel drops their SYNs and they retry a second later)."""
     try:

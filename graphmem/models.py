@@ -208,7 +208,7 @@ class Memory:
 
         Without them (every response) the fields are read at once and only the times, enums
         and dicts converted, by positions worked out once from the annotations: the loop over
-        ``fields()`` with a type test per field took ~7% of a REST search's GIL time.
+        ``fields()`` with a type test per field was a hot spot of every REST search (ADR 0053).
         """
         if not embeddings:
             values = list(_SHOWN_GET(self))
