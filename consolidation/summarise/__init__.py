@@ -39,53 +39,12 @@ import numpy as np
 
 from graphmem.config import ConsolidationConfig
 from graphmem.consolidation.summarise.extractive_summariser import ExtractiveSummariser
-from graphmem.consolidation.summarise.facts import Facts, extract_facts, time_span
-from graphmem.consolidation.summarise.layout import Summary
-from graphmem.consolidation.summarise.llm import OpenAISummariser, openai_summary
-from graphmem.consolidation.summarise.mmr import (
-    LAMBDA,
-    MAX_SENTENCES,
-    MIN_SENTENCES,
-    W_CENTRALITY,
-)
+from graphmem.consolidation.summarise.llm import OpenAISummariser
 from graphmem.consolidation.summarise.phrases import KeyPhrases
 from graphmem.consolidation.summarise.protocol import ClusterMember, Summariser
-from graphmem.consolidation.summarise.sentences import (
-    Sentence,
-    is_greeting,
-    speaker_and_body,
-    split_sentences,
-    strip_opening,
-)
-from graphmem.consolidation.summarise.words import COMMON_VERBS, FILLER_WORDS, PHRASE_STOP
 
-__all__ = [
-    "COMMON_VERBS",
-    "FILLER_WORDS",
-    "LAMBDA",
-    "MAX_SENTENCES",
-    "MIN_SENTENCES",
-    "PHRASE_STOP",
-    "W_CENTRALITY",
-    "ClusterMember",
-    "ExtractiveSummariser",
-    "Facts",
-    "KeyPhrases",
-    "OpenAISummariser",
-    "Sentence",
-    "Summariser",
-    "Summary",
-    "extract_facts",
-    "extractive",
-    "is_greeting",
-    "make_summariser",
-    "openai_summary",
-    "speaker_and_body",
-    "split_sentences",
-    "strip_opening",
-    "summarise",
-    "time_span",
-]
+__all__ = ["ClusterMember", "ExtractiveSummariser", "KeyPhrases", "OpenAISummariser",
+           "Summariser", "extractive", "make_summariser", "summarise"]
 
 
 def make_summariser(config: ConsolidationConfig) -> Summariser:

@@ -1,5 +1,5 @@
 """The optional LLM summariser: ``OpenAISummariser`` asks an OpenAI-compatible endpoint for
-one chat completion per cluster (``openai_summary``); it is used only when configured
+one chat completion per cluster; it is used only when configured
 (``summariser = "openai"`` with ``openai_base_url`` and ``openai_model``), never in the
 default path or in tests."""
 
@@ -31,23 +31,19 @@ class OpenAISummariser:
         self.config = config
 
     def __call__(self, members: Sequence[ClusterMember], phrases: KeyPhrases) -> str:
-        return openai_summary([m.content for m in members], self.config)
+        config, texts = self.config, [m.content for m in members]
+        if not (config.openai_base_url and config.openai_model):
+            raise ConfigError("the openai summariser needs openai_base_url and openai_model")
+        import httpx
 
-
-def openai_summary(texts: Sequence[str], config: ConsolidationConfig) -> str:
-    """One chat completion on an OpenAI-compatible endpoint (only when configured)."""
-    if not (config.openai_base_url and config.openai_model):
-        raise ConfigError("the openai summariser needs openai_base_url and openai_model")
-    import httpx
-
-    key = config.openai_api_key.get_secret_value() if config.openai_api_key else ""
-    prompt = ("Summarise these related memories of an AI agent in at most "
-              f"{config.max_summary_chars} characters, keeping names, numbers and dates:\n- "
-              + "\n- ".join(texts))
-    response = httpx.post(f"{config.openai_base_url.rstrip('/')}/chat/completions",
-                          headers={"Authorization": f"Bearer {key}"}, timeout=60,
-                          json={"model": config.openai_model,
-                                "messages": [{"role": "user", "content": prompt}]})
-    response.raise_for_status()
-    text = str(response.json()["choices"][0]["message"]["content"]).strip()
-    return text[: config.max_summary_chars]
+        key = config.openai_api_key.get_secret_value() if config.openai_api_key else ""
+        prompt = ("Summarise these related memories of an AI agent in at most "
+                  f"{config.max_summary_chars} characters, keeping names, numbers and dates:\n- "
+                  + "\n- ".join(texts))
+        response = httpx.post(f"{config.openai_base_url.rstrip('/')}/chat/completions",
+                              headers={"Authorization": f"Bearer {key}"}, timeout=60,
+                              json={"model": config.openai_model,
+                                    "messages": [{"role": "user", "content": prompt}]})
+        response.raise_for_status()
+        text = str(response.json()["choices"][0]["message"]["content"]).strip()
+        return text[: config.max_summary_chars]
