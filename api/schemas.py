@@ -91,7 +91,7 @@ AgentPath = Path(description="the agent (a memory's source)", max_length=256,
                  pattern=r"^[^\x00-\x1f\x7f/]+$")
 #: the end of a validity period: after valid_from (a rule JSON Schema cannot state)
 ValidUntil = Annotated[Timestamp | None, Field(description="must be after valid_from")]
-#: a memory's own TTL in seconds (issue 48): graphmem.rules.ttl states the same bounds
+#: a memory's own TTL in seconds (ADR 0067): graphmem.rules.ttl states the same bounds
 MemoryTtl = Annotated[float, Field(
     gt=0, le=MAX_TTL_SECONDS, allow_inf_nan=False, examples=[3600],
     description="seconds the memory lives: then reads leave it out, it shows status "

@@ -1,4 +1,4 @@
-"""The REST shapes of the session context (issue 48): a key's value, a message, their TTL."""
+"""The REST shapes of the session context (ADR 0063): a key's value, a message, their TTL."""
 
 from __future__ import annotations
 

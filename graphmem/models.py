@@ -171,11 +171,11 @@ class Memory:
     # feedback) -> when last, epoch seconds; kept for the promotion window, at most
     # ``MAX_USERS`` (the most recent)
     used_by: dict[str, float] = field(default_factory=dict)
-    # Times the content mentions (issue 49), relative ones resolved against ``created_at`` at
+    # Times the content mentions (ADR 0061), relative ones resolved against ``created_at`` at
     # write time ("yesterday" written on 2023-08-28 -> 2023-08-27): (start, end) pairs, end
     # exclusive; a query naming a time lifts the memories whose event or mentioned time is in it
     mentioned: tuple[tuple[datetime, datetime], ...] = ()
-    # A memory's own TTL (issue 48): from then on (``expires_at <= now``) reads leave it out
+    # A memory's own TTL (ADR 0067): from then on (``expires_at <= now``) reads leave it out
     # and show it ``expired``, and maintenance marks it so; None: it never expires by time
     expires_at: datetime | None = None
 
@@ -446,7 +446,7 @@ class Candidate:
     context_keywords: str
     metadata: dict[str, Any]
     mentioned: tuple[tuple[datetime, datetime], ...] = ()
-    #: ``Memory.expires_at``: retrieval leaves a memory out once it is past (issue 48)
+    #: ``Memory.expires_at``: retrieval leaves a memory out once it is past (ADR 0067)
     expires_at: datetime | None = None
     memory: Memory | None = None
 
@@ -561,7 +561,7 @@ class MemoryInput:
     type: str | None = None
     valid_from: datetime | None = None
     valid_until: datetime | None = None
-    #: seconds the memory lives (issue 48): ``expires_at`` = now + ttl; None: no TTL
+    #: seconds the memory lives (ADR 0067): ``expires_at`` = now + ttl; None: no TTL
     ttl: float | None = None
 
     @classmethod

@@ -1,4 +1,4 @@
-"""/v1/sessions/{session_id}: the short-term session context (issue 48): keys with a TTL and
+"""/v1/sessions/{session_id}: the short-term session context (ADR 0063): keys with a TTL and
 the capped list of recent messages, scoped by the key's namespaces as every route."""
 
 from __future__ import annotations

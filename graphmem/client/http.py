@@ -202,7 +202,7 @@ class GraphMemClient(SessionMethods):  # the session context: client.sessions
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- live events (``GET /v1/events``, issue 48) -------------------------------------------
+    # -- live events (``GET /v1/events``, ADR 0062) -------------------------------------------
     def events(self, *, namespace: str, last_event_id: str | None = None,
                reconnect: bool = True) -> Iterator[MemoryEvent]:
         """What happens to the namespace's memories, as it happens (``MemoryEvent``s, as
@@ -326,7 +326,7 @@ class AsyncGraphMemClient(AsyncSessionMethods):  # session context: client.sessi
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    # -- live events (``GET /v1/events``, issue 48) -------------------------------------------
+    # -- live events (``GET /v1/events``, ADR 0062) -------------------------------------------
     def events(self, *, namespace: str, last_event_id: str | None = None,
                reconnect: bool = True) -> AsyncIterator[MemoryEvent]:
         """``GraphMemClient.events``, async: ``async for event in client.events(...)``."""

@@ -1,4 +1,4 @@
-"""The session context over REST (issue 48), mixed into both clients: the facade's
+"""The session context over REST (ADR 0063), mixed into both clients: the facade's
 ``context_*`` and ``message*`` methods, the same answers (a missing or expired key: None)."""
 
 from __future__ import annotations

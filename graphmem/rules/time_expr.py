@@ -1,4 +1,4 @@
-"""Times named in a text, as windows of whole UTC days (issue 49, ADR 0060).
+"""Times named in a text, as windows of whole UTC days (ADR 0060).
 
 A precompiled pre-check lets a text without a time word through in microseconds; a small
 grammar finds the expressions and their period (a day, a week, part of a month, a season...)

@@ -1,4 +1,4 @@
-"""The time prior of a query that names a time (issue 49, ADR 0061): a memory whose event
+"""The time prior of a query that names a time (ADR 0061): a memory whose event
 time or one of whose mentioned times falls in the query's window is lifted; outside it the
 lift fades with the distance, so "July 2023" still favours 31 July over 3 August over March.
 A soft prior, never a filter: callers who want one pass ``since`` / ``until``."""

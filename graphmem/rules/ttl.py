@@ -1,4 +1,4 @@
-"""A memory's own TTL (issue 48): the seconds it lives, when it expires, and how a read shows
+"""A memory's own TTL (ADR 0067): the seconds it lives, when it expires, and how a read shows
 one whose time ran out before maintenance marked it (status ``expired``, ADR 0067).
 
 Pure functions of the values and the time given: the caller passes its clock's ``now``.
