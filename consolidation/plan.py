@@ -102,7 +102,7 @@ class Planner:
         >>> import tempfile
         >>> from datetime import datetime, UTC
         >>> from graphmem import GraphMemory
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
         >>> plan = Plan("run-1", datetime.now(UTC))
         >>> Planner(mem.core, plan).namespace("ops")

@@ -64,7 +64,7 @@ class Consolidator:
     Example:
         >>> import tempfile
         >>> from graphmem import GraphMemory
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
         >>> run = Consolidator(mem.core).run("ops", dry_run=True)
         >>> run.status, run.report["candidates"]

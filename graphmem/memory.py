@@ -248,7 +248,7 @@ class GraphMemory(AgentMethods, SessionContextMethods):
 
         Example:
             >>> import tempfile
-            >>> from graphmem.bench.scale import RandomEmbedder
+            >>> from graphmem.testing import RandomEmbedder
             >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
             ...     with mem.events("ops") as feed:
             ...         m = mem.store("the deploy failed", namespace="ops")

@@ -15,7 +15,6 @@ fresh store (the embedded folder, FalkorDB or Neo4j: ``engines.py``) and measure
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import os
@@ -39,27 +38,7 @@ from graphmem.bench.scale_serve import serve_spec
 from graphmem.config import EmbeddingConfig
 from graphmem.engine.embedding import Embedder, make_embedder, queries_of
 from graphmem.engine.writes import context_text
-
-
-class RandomEmbedder:
-    """Seeded random unit vectors per text: no model cost, stable across calls.
-
-    Example:
-        >>> import numpy as np
-        >>> e = RandomEmbedder()
-        >>> bool(np.allclose(e.embed(["x"]), e.embed(["x"])))
-        True
-    """
-
-    dim = 384
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            seed = int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest(), "little")
-            v = np.random.default_rng(seed).standard_normal(self.dim)
-            out[i] = v / np.linalg.norm(v)
-        return out
+from graphmem.testing import RandomEmbedder
 
 
 class PrecomputedEmbedder:

@@ -42,7 +42,7 @@ class AccessLog:
     Example:
         >>> import tempfile
         >>> from graphmem import GraphMemory
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
         >>> m = mem.store("a note", namespace="ops")
         >>> log = AccessLog(mem.core)

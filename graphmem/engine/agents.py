@@ -131,7 +131,7 @@ class AgentMethods:
     Example:
         >>> import tempfile
         >>> from graphmem import GraphMemory
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
         ...     m = mem.store("ships on tuesdays", namespace="ops", type="decision")
         ...     _ = mem.update(m.id, namespace="ops", content="ships on wednesdays")

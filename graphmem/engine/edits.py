@@ -41,7 +41,7 @@ class Editor:
     Example:
         >>> import tempfile
         >>> from graphmem import GraphMemory
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
         >>> m = mem.store("a note", namespace="ops")
         >>> Editor(mem.core, Writer(mem.core)).set_pinned("ops", m.id, True).pinned

@@ -25,7 +25,7 @@ class Embedder(Protocol):
     """Anything that turns texts into unit vectors of dim floats.
 
     Example:
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> e: Embedder = RandomEmbedder()
         >>> e.embed(["a", "b"]).shape == (2, e.dim)
         True
@@ -43,7 +43,7 @@ def queries_of(embedder: Embedder) -> Callable[[Sequence[str]], np.ndarray]:
     backend's int8 query model, ADR 0046), else ``embed``.
 
     Example:
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> e = RandomEmbedder()
         >>> queries_of(e) == e.embed
         True

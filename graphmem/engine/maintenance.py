@@ -88,7 +88,7 @@ class Maintainer:
     Example:
         >>> import tempfile
         >>> from graphmem import GraphMemory
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
         >>> _ = mem.store("a note", namespace="ops")
         >>> Maintainer(mem.core).run("ops", dry_run=True).scanned

@@ -20,7 +20,7 @@ class QueryBatcher:
     """Embeds one text per call, several concurrent calls in one ``embed``.
 
     Example:
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> batcher = QueryBatcher(RandomEmbedder())
         >>> bool(np.allclose(batcher.embed_one("x"), RandomEmbedder().embed(["x"])[0]))
         True

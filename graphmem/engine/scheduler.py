@@ -33,7 +33,7 @@ class Jobs(Protocol):
     Example:
         >>> import tempfile
         >>> from graphmem import GraphMemory
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
         >>> scheduler = start_scheduler(mem, interval_minutes=60, consolidation=False)
         >>> [job.id for job in scheduler.get_jobs()]
@@ -62,7 +62,7 @@ class MaintenanceJob:
     Example:
         >>> import tempfile
         >>> from graphmem import GraphMemory
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> folder = tempfile.mkdtemp()
         >>> mem = GraphMemory.open(folder, embedder=RandomEmbedder())
         >>> one, other = MaintenanceJob(mem, 15), MaintenanceJob(mem, 15)

@@ -105,7 +105,7 @@ class SessionContextMethods:
     Example:
         >>> import tempfile
         >>> from graphmem import GraphMemory
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
         ...     _ = mem.context_set("chat-1", "plan", {"step": 2}, namespace="ops")
         ...     _ = mem.message_add("chat-1", {"role": "user", "content": "hi"}, namespace="ops")

@@ -34,7 +34,7 @@ class VectorGuard:
     Example:
         >>> import tempfile
         >>> from graphmem import GraphMemory
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
         >>> _ = mem.store("the deploy failed", namespace="ops")
         >>> guard = VectorGuard(mem.core.store, RandomEmbedder())

@@ -122,7 +122,7 @@ class Writer:
     Example:
         >>> import tempfile
         >>> from graphmem import GraphMemory
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
         >>> [m.tier.value for m in Writer(mem.core).store_many("ops", ["a", "b"])]
         ['medium', 'medium']

@@ -64,7 +64,7 @@ class GraphMemChatHistory(BaseChatMessageHistory):
         >>> import tempfile
         >>> from langchain_core.messages import AIMessage, HumanMessage
         >>> from graphmem import GraphMemory
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
         ...     history = GraphMemChatHistory("chat-1", mem)
         ...     history.add_messages([HumanMessage("hi"), AIMessage("hello")])
@@ -125,7 +125,7 @@ class GraphMemRetriever(BaseRetriever):
     Example:
         >>> import tempfile
         >>> from graphmem import GraphMemory
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
         ...     m = mem.store("the deploy failed", namespace="ops")
         ...     doc = GraphMemRetriever(mem=mem, namespace="ops").invoke("deploy")[0]

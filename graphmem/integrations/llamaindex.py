@@ -50,7 +50,7 @@ class GraphMemBlock(BaseMemoryBlock[str]):
         >>> import asyncio, tempfile
         >>> from llama_index.core.llms import ChatMessage
         >>> from graphmem import GraphMemory
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
         ...     block = GraphMemBlock(mem=mem, namespace="chat")
         ...     asyncio.run(block.aput([ChatMessage(role="user", content="I like green tea")]))
@@ -133,7 +133,7 @@ class GraphMemRetriever(BaseRetriever):
     Example:
         >>> import tempfile
         >>> from graphmem import GraphMemory
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> with GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder()) as mem:
         ...     m = mem.store("the deploy failed", namespace="ops")
         ...     hit = GraphMemRetriever(mem, namespace="ops").retrieve("deploy")[0]

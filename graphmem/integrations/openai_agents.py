@@ -83,7 +83,7 @@ class GraphMemSession:
     Example:
         >>> import asyncio, tempfile
         >>> from graphmem import GraphMemory
-        >>> from graphmem.bench.scale import RandomEmbedder
+        >>> from graphmem.testing import RandomEmbedder
         >>> async def chat(mem):
         ...     session = GraphMemSession("chat-1", mem)
         ...     await session.add_items([{"role": "user", "content": "hi"},

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem import GraphMemory
-from graphmem.bench.scale import RandomEmbedder
+from graphmem.testing import RandomEmbedder
 from tests.api.test_serve_shutdown import CONFIG, _states
 
 

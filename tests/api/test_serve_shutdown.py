@@ -17,9 +17,9 @@ import httpx
 
 from graphmem import GraphMemory
 from graphmem.api.keys import KeyStore
-from graphmem.bench.scale import RandomEmbedder
 from graphmem.config import GraphMemConfig, StoreConfig
 from graphmem.store.sqlite.store import SQLiteStore
+from graphmem.testing import RandomEmbedder
 from tests.api.test_rest import _free_port, _wait_ready
 
 CONFIG = GraphMemConfig(store=StoreConfig(ann_min=200, ann_build_in_background=False))

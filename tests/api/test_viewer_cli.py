@@ -16,7 +16,7 @@ import pytest
 
 from graphmem import GraphMemory
 from graphmem.api.keys import KeyStore
-from graphmem.bench.scale import RandomEmbedder
+from graphmem.testing import RandomEmbedder
 from tests.api.test_viewer_browser import _free_port
 
 GM = str(Path(sys.executable).parent / "graphmem")

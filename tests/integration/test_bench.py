@@ -219,7 +219,7 @@ def test_the_in_process_baseline_reports_a_run_that_answered_nothing(tmp_path: P
     from graphmem.api.keys import KeyStore
     from graphmem.bench import in_process
     from graphmem.bench.api_load import server_env
-    from graphmem.bench.scale import RandomEmbedder
+    from graphmem.testing import RandomEmbedder
 
     with GraphMemory.open(tmp_path / "data", embedder=RandomEmbedder()) as mem:
         mem.store("the deploy failed", namespace="bench")

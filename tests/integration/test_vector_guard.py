@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from graphmem import GraphMemory
-from graphmem.bench.scale import RandomEmbedder
 from graphmem.errors import EmbeddingMismatchError
+from graphmem.testing import RandomEmbedder
 from tests.conftest import FakeEmbedder
 
 

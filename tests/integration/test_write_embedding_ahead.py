@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from graphmem import GraphMemory
-from graphmem.bench.scale import RandomEmbedder
 from graphmem.errors import ValidationError
+from graphmem.testing import RandomEmbedder
 
 
 class Watched(RandomEmbedder):

@@ -4,6 +4,7 @@ adapters. Read from the source with ``ast``, so a wrong import fails here before
 from __future__ import annotations
 
 import ast
+import doctest
 from pathlib import Path
 
 import pytest
@@ -108,7 +109,37 @@ def test_the_store_never_imports_the_engine(name: str) -> None:
 def test_the_top_of_the_package_is_the_public_surface() -> None:
     """Every module directly in graphmem/ is part of what callers import; work lives below."""
     top = {p.stem for p in (ROOT / "graphmem").glob("*.py")}
-    assert top == {"__init__", "memory", "models", "config", "errors"}, top
+    assert top == {"__init__", "memory", "models", "config", "errors", "testing"}, top
+
+
+def _doctest_imports(path: Path) -> set[str]:
+    """What the examples in the module's docstrings import."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef
+                          | ast.AsyncFunctionDef):
+            continue
+        for example in doctest.DocTestParser().get_examples(ast.get_docstring(node) or ""):
+            for inner in ast.walk(ast.parse(example.source)):
+                if isinstance(inner, ast.Import):
+                    out.update(a.name for a in inner.names)
+                elif isinstance(inner, ast.ImportFrom) and not inner.level:
+                    out.add(inner.module or "")
+    return out
+
+
+#: the ``graphmem bench`` command is the benchmarks' door: it imports them when run
+BENCH_DOOR = "graphmem.cli.bench"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if not _under(n, ("graphmem.bench",))
+                                        and n != BENCH_DOOR))
+def test_nothing_outside_the_benchmarks_imports_them(name: str) -> None:
+    """Product code and its doctests run without the bench package (test doubles live in
+    ``graphmem.testing``)."""
+    used = _imports(MODULES[name], name) | _doctest_imports(MODULES[name])
+    bad = {i for i in used if _under(i, ("graphmem.bench",))}
+    assert not bad, f"{name} imports the benchmarks: {bad}"
 
 
 def test_each_engine_driver_lives_in_its_own_connection_module() -> None:
