@@ -86,16 +86,13 @@ def run(plan: Plan[T], backend: Backend, lock: threading.Lock | None = None) -> 
         plan.close()
         raise ValidationError("an AsyncGraphMemClient answers the async methods only")
     with lock or threading.Lock():
-        step, result = plan.send, None
+        result: Any = None
         while True:
             try:
-                name, args, kw = step(result)
+                name, args, kw = plan.send(result)
             except StopIteration as done:
                 return done.value
-            try:  # a plan may answer a failed call (a missing memory ...); else it is raised
-                step, result = plan.send, getattr(backend, name)(*args, **kw)
-            except Exception as exc:
-                step, result = plan.throw, exc
+            result = getattr(backend, name)(*args, **kw)
 
 
 async def arun(plan: Plan[T], backend: Backend, lock: threading.Lock | None = None,
@@ -104,16 +101,13 @@ async def arun(plan: Plan[T], backend: Backend, lock: threading.Lock | None = No
     if not is_async(backend):
         return await asyncio.to_thread(run, plan, backend, lock)
     async with alock or asyncio.Lock():
-        step, result = plan.send, None
+        result: Any = None
         while True:
             try:
-                name, args, kw = step(result)
+                name, args, kw = plan.send(result)
             except StopIteration as done:
                 return done.value
-            try:
-                step, result = plan.send, await getattr(backend, name)(*args, **kw)
-            except Exception as exc:
-                step, result = plan.throw, exc
+            result = await getattr(backend, name)(*args, **kw)
 
 
 def call(name: str, *args: Any, **kw: Any) -> Plan[Any]:
