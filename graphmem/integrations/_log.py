@@ -86,13 +86,16 @@ def run(plan: Plan[T], backend: Backend, lock: threading.Lock | None = None) -> 
         plan.close()
         raise ValidationError("an AsyncGraphMemClient answers the async methods only")
     with lock or threading.Lock():
-        result: Any = None
+        step, result = plan.send, None
         while True:
             try:
-                name, args, kw = plan.send(result)
+                name, args, kw = step(result)
             except StopIteration as done:
                 return done.value
-            result = getattr(backend, name)(*args, **kw)
+            try:  # a plan may answer a failed call (a missing memory ...); else it is raised
+                step, result = plan.send, getattr(backend, name)(*args, **kw)
+            except Exception as exc:
+                step, result = plan.throw, exc
 
 
 async def arun(plan: Plan[T], backend: Backend, lock: threading.Lock | None = None,
@@ -101,13 +104,16 @@ async def arun(plan: Plan[T], backend: Backend, lock: threading.Lock | None = No
     if not is_async(backend):
         return await asyncio.to_thread(run, plan, backend, lock)
     async with alock or asyncio.Lock():
-        result: Any = None
+        step, result = plan.send, None
         while True:
             try:
-                name, args, kw = plan.send(result)
+                name, args, kw = step(result)
             except StopIteration as done:
                 return done.value
-            result = await getattr(backend, name)(*args, **kw)
+            try:
+                step, result = plan.send, await getattr(backend, name)(*args, **kw)
+            except Exception as exc:
+                step, result = plan.throw, exc
 
 
 def call(name: str, *args: Any, **kw: Any) -> Plan[Any]:

@@ -13,9 +13,8 @@ consolidation never take an item LangGraph still expects (ADR 0064).
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-from collections.abc import Generator, Iterable
+import contextlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,14 +44,44 @@ from graphmem.errors import (
     ValidationError,
 )
 from graphmem.integrations import langgraph_codec as codec
-from graphmem.integrations.langgraph_backends import AsyncBackend, Backend
+from graphmem.integrations._log import Plan, arun, call, is_async, run
 from graphmem.models import Memory, Status
 
-#: a backend call the op logic asks for: the method's name and its arguments
-Call = tuple[Any, ...]
-Steps = Generator[Call, Any, Any]
+Steps = Plan[Any]
 #: graphmem's bound on one retrieval's results
 MAX_RANKED = 100
+#: a listing's page (the REST bound)
+PAGE = 1000
+
+
+# -- the graphmem calls the op logic makes, as plans (``_log.run`` / ``arun`` drive them on a
+# GraphMemory, a GraphMemClient or an AsyncGraphMemClient) ------------------------------------
+def _get(ns: str, id: str) -> Plan[Memory | None]:
+    try:
+        return (yield from call("get", id, namespace=ns))
+    except NotFoundError:
+        return None
+
+
+def _delete(ns: str, id: str) -> Plan[None]:
+    with contextlib.suppress(NotFoundError):
+        yield from call("delete", id, namespace=ns)
+
+
+def _ttl(ttl: float | None) -> dict[str, float]:
+    return {} if ttl is None else {"ttl": ttl}
+
+
+def _listing(ns: str, limit: int | None = None) -> Plan[list[Memory]]:
+    out: list[Memory] = []
+    cursor = None
+    while True:
+        page = yield from call("list_page", namespace=ns, sort="created_at", order="asc",
+                               limit=min(PAGE, limit or PAGE), cursor=cursor)
+        out += page.items
+        if page.next_cursor is None or (limit and len(out) >= limit):
+            return out
+        cursor = page.next_cursor
 
 
 @dataclass
@@ -93,9 +122,7 @@ class GraphMemStore(BaseStore):
     def __init__(self, mem: Any, *, index: IndexConfig | None = None,
                  ttl: TTLConfig | None = None, prefix: str = codec.DEFAULT_PREFIX,
                  pin: bool = True) -> None:
-        # an AsyncGraphMemClient (its verbs are coroutines); no import of the client here
-        self._async_only = inspect.iscoroutinefunction(getattr(mem, "get", None))
-        self._backend = (AsyncBackend if self._async_only else Backend)(mem)
+        self._mem, self._async_only = mem, is_async(mem)
         self.index_config = index
         self.ttl_config = ttl
         self.prefix, self.pin = codec.check_prefix(prefix), pin
@@ -111,34 +138,11 @@ class GraphMemStore(BaseStore):
         if self._async_only:
             raise ConfigError("GraphMemStore over an AsyncGraphMemClient: use the async "
                               "methods (aget, aput, asearch, ...)")
-        steps = self._run(list(ops))
-        try:
-            call = next(steps)
-            while True:
-                try:
-                    result = getattr(self._backend, call[0])(*call[1:])
-                except (ConflictError, NotFoundError) as exc:
-                    call = steps.throw(exc)
-                else:
-                    call = steps.send(result)
-        except StopIteration as done:
-            return done.value
+        return run(self._run(list(ops)), self._mem)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        if not self._async_only:  # the facade and the sync client block: off the loop
-            return await asyncio.to_thread(self.batch, list(ops))
-        steps = self._run(list(ops))
-        try:
-            call = next(steps)
-            while True:
-                try:
-                    result = await getattr(self._backend, call[0])(*call[1:])
-                except (ConflictError, NotFoundError) as exc:
-                    call = steps.throw(exc)
-                else:
-                    call = steps.send(result)
-        except StopIteration as done:
-            return done.value
+        # the facade and the sync client block: arun drives them in a worker thread
+        return await arun(self._run(list(ops)), self._mem)
 
     # -- the op logic, as steps: reads see the state before the batch's puts (as in
     # LangGraph's InMemoryStore), and the last put of a key wins ---------------------------
@@ -173,24 +177,24 @@ class GraphMemStore(BaseStore):
 
     def _get(self, op: GetOp) -> Steps:
         name = self.graphmem_namespace(op.namespace)
-        found = self._found((yield ("get", name, codec.key_id(op.key))), name)
+        found = self._found((yield from _get(name, codec.key_id(op.key))), name)
         if found is None or (found.item.namespace, found.item.key) != (tuple(op.namespace),
                                                                         op.key):
             return None
         if op.refresh_ttl and found.ttl is not None:
-            yield ("refresh", name, found.memory.id, found.ttl * 60)
+            yield from call("update", found.memory.id, namespace=name, ttl=found.ttl * 60)
         return found.item
 
     def _live_in(self, prefix: tuple[str, ...], limit: int | None = None) -> Steps:
         """Every live item under ``prefix``, by graphmem namespace, oldest first."""
         n = len(prefix)
         out: dict[str, list[_Found]] = {}
-        for name in (yield ("namespaces",)):
+        for name in (yield from call("namespaces")):
             labels = codec.decode_namespace(name, self.prefix)
             if not codec.owns(name, self.prefix) or (labels is not None
                                                      and labels[:n] != prefix):
                 continue
-            items = [f for m in (yield ("listing", name, limit))
+            items = [f for m in (yield from _listing(name, limit))
                      if (f := self._found(m, name)) is not None
                      and f.item.namespace[:n] == prefix]
             if items:
@@ -210,14 +214,16 @@ class GraphMemStore(BaseStore):
                 mine = {f.memory.id for f in found if f.name == name
                         and f.memory.metadata.get(codec.INDEXED)}
                 if mine:  # unindexed items are never ranked: they fill the page after
-                    hits = yield ("retrieve", name, op.query, min(MAX_RANKED, len(mine)))
-                    scores.update({(name, id): s for id, s in hits if id in mine})
+                    hits = yield from call("retrieve", op.query, namespace=name,
+                                           limit=min(MAX_RANKED, len(mine)))
+                    scores.update({(name, h.memory.id): h.score for h in hits
+                                   if h.memory.id in mine})
             found.sort(key=lambda f: -scores.get((f.name, f.memory.id), float("-inf")))
         page = found[op.offset: op.offset + op.limit]
         if op.refresh_ttl:
             for f in page:
                 if f.ttl is not None:
-                    yield ("refresh", f.name, f.memory.id, f.ttl * 60)
+                    yield from call("update", f.memory.id, namespace=f.name, ttl=f.ttl * 60)
         return [SearchItem(f.item.namespace, f.item.key, f.item.value, f.item.created_at,
                            f.item.updated_at, scores.get((f.name, f.memory.id)))
                 for f in page]
@@ -236,25 +242,28 @@ class GraphMemStore(BaseStore):
         if not labels:
             raise InvalidNamespaceError("a LangGraph namespace cannot be empty")
         if op.value is None:
-            yield ("delete", name, id)
+            yield from _delete(name, id)
             return None
         metadata = codec.item_metadata(labels, op.key, op.value, op.ttl, False)  # checks it
         texts = self._texts(op)
         metadata[codec.INDEXED] = bool(texts)
         content = codec.content(texts, id)
         ttl = None if op.ttl is None else op.ttl * 60
-        was = yield ("get", name, id)
+        was = yield from _get(name, id)
         live = self._found(was, name)
         if live is not None and not (live.ttl is not None and ttl is None):
-            yield ("update", name, id, content, metadata, ttl)
+            yield from call("update", id, namespace=name, content=content, metadata=metadata,
+                            **_ttl(ttl))
             return None
+        store = {"namespace": name, "id": id, "metadata": metadata, "pinned": self.pin,
+                 "source": "langgraph", **_ttl(ttl)}
         if was is not None:  # expired, or losing its TTL: written afresh
-            yield ("delete", name, id)
+            yield from _delete(name, id)
         try:
-            yield ("store", name, id, content, metadata, ttl, self.pin)
+            yield from call("store", content, **store)
         except ConflictError:  # a server that hides an expired memory still holds its id
-            yield ("delete", name, id)
-            yield ("store", name, id, content, metadata, ttl, self.pin)
+            yield from _delete(name, id)
+            yield from call("store", content, **store)
         return None
 
     def _texts(self, op: PutOp) -> list[str]:
