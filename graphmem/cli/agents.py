@@ -7,16 +7,7 @@ from datetime import datetime
 
 import click
 
-from graphmem.cli.common import (
-    Location,
-    _echo_json,
-    _fail,
-    data_option,
-    handles_errors,
-    json_option,
-    main,
-    ns_option,
-)
+from graphmem.cli.common import Location, _echo_json, _emit, _fail, store_command
 from graphmem.models import Memory, MemoryPage
 
 SORTS = ["created_at", "stored_at", "updated_at", "last_accessed_at", "importance"]
@@ -43,10 +34,7 @@ def _page(page: MemoryPage, as_json: bool) -> None:
         click.echo(f"more: --cursor {page.next_cursor}")
 
 
-@main.command("list")
-@data_option
-@ns_option
-@json_option
+@store_command("list")
 @click.option("--type", "types", multiple=True, help="memory type; repeatable")
 @click.option("--source", help="the agent / speaker")
 @click.option("--session", "session_id")
@@ -60,7 +48,6 @@ def _page(page: MemoryPage, as_json: bool) -> None:
 @click.option("--asc", is_flag=True, help="oldest / lowest first")
 @click.option("--limit", type=int, default=50, show_default=True)
 @click.option("--cursor", help="the 'more:' cursor of the page before")
-@handles_errors
 def list_(data: Location, namespace: str, as_json: bool, types: tuple[str, ...],
           source: str | None, session_id: str | None, topic: str | None, tier: str | None,
           status: str, since: datetime | None, until: datetime | None, sort: str, asc: bool,
@@ -75,12 +62,8 @@ def list_(data: Location, namespace: str, as_json: bool, types: tuple[str, ...],
     _page(page, as_json)
 
 
-@main.command()
-@data_option
-@ns_option
-@json_option
+@store_command()
 @click.argument("memory_id")
-@handles_errors
 def history(data: Location, namespace: str, as_json: bool, memory_id: str) -> None:
     """Every version of a memory's content and every change, oldest first."""
     with data.open() as mem:
@@ -96,72 +79,50 @@ def history(data: Location, namespace: str, as_json: bool, memory_id: str) -> No
             click.echo(f"    {s.content[:100]}")
 
 
-@main.command()
-@data_option
-@ns_option
-@json_option
+@store_command()
 @click.argument("old_id")
 @click.argument("new_id")
 @click.option("--reason")
-@handles_errors
 def supersede(data: Location, namespace: str, as_json: bool, old_id: str, new_id: str,
               reason: str | None) -> None:
     """NEW_ID replaces OLD_ID: the old memory's validity ends, the two are linked."""
     with data.open() as mem:
         m = mem.supersede(old_id, new_id, namespace=namespace, reason=reason)
-    if as_json:
-        _echo_json(m.to_dict())
-    else:
-        click.echo(f"{old_id} valid until {m.valid_until:%Y-%m-%d %H:%M}, superseded by "
-                   f"{new_id}")
+    _emit(as_json, m.to_dict(), f"{old_id} valid until {m.valid_until:%Y-%m-%d %H:%M}, "
+                                f"superseded by {new_id}")
 
 
-@main.command()
-@data_option
-@ns_option
-@json_option
+@store_command()
 @click.argument("memory_id")
 @click.option("--useful/--not-useful", default=None, help="whether it helped")
 @click.option("--outcome", type=click.Choice(["success", "failure"]))
 @click.option("--agent", help="who says it: memories several agents use are promoted")
-@handles_errors
 def feedback(data: Location, namespace: str, as_json: bool, memory_id: str,
              useful: bool | None, outcome: str | None, agent: str | None) -> None:
     """How a retrieved memory served (--useful / --not-useful and/or --outcome)."""
     with data.open() as mem:
         m = mem.feedback(memory_id, namespace=namespace, useful=useful, outcome=outcome,
                          agent=agent)
-    if as_json:
-        _echo_json(m.to_dict())
-    else:
-        click.echo(f"{m.id} [{m.tier.value}] surprise {m.surprise_score:.2f}, "
-                   f"{m.success_count} successes, {m.failure_count} failures, "
-                   f"used by {len(m.used_by)} agents")
+    _emit(as_json, m.to_dict(), f"{m.id} [{m.tier.value}] surprise {m.surprise_score:.2f}, "
+                                f"{m.success_count} successes, {m.failure_count} failures, "
+                                f"used by {len(m.used_by)} agents")
 
 
-@main.command("delete-all")
-@data_option
-@ns_option
-@json_option
+@store_command("delete-all")
 @click.option("--confirm", required=True, help="the namespace's name again")
-@handles_errors
 def delete_all(data: Location, namespace: str, as_json: bool, confirm: str) -> None:
     """Delete every memory of a namespace (its edges and history too)."""
     with data.open() as mem:
         n = mem.delete_all(namespace=namespace, confirm=confirm)
-    _echo_json({"deleted": n}) if as_json else click.echo(f"deleted {n} memories")
+    _emit(as_json, {"deleted": n}, f"deleted {n} memories")
 
 
-@main.command()
-@data_option
-@ns_option
-@json_option
+@store_command()
 @click.argument("agent")
 @since_option
 @until_option
 @click.option("--limit", type=int, default=50, show_default=True)
 @click.option("--cursor")
-@handles_errors
 def stream(data: Location, namespace: str, as_json: bool, agent: str, since: datetime | None,
            until: datetime | None, limit: int, cursor: str | None) -> None:
     """An agent's memories in event-time order, oldest first."""
@@ -171,15 +132,11 @@ def stream(data: Location, namespace: str, as_json: bool, agent: str, since: dat
     _page(page, as_json)
 
 
-@main.command()
-@data_option
-@ns_option
-@json_option
+@store_command()
 @click.option("--agent")
 @click.option("--session", "session_id")
 @since_option
 @until_option
-@handles_errors
 def summarize(data: Location, namespace: str, as_json: bool, agent: str | None,
               session_id: str | None, since: datetime | None, until: datetime | None) -> None:
     """An extractive summary of an agent's (or a session's) memories in a time range."""
@@ -195,39 +152,29 @@ def summarize(data: Location, namespace: str, as_json: bool, agent: str | None,
         click.echo(f"({len(s.ids)} memories)")
 
 
-@main.command()
-@data_option
-@ns_option
-@json_option
+@store_command()
 @click.option("--agent", required=True)
 @click.option("--tool", required=True)
 @click.option("--input", "input_", default="", help="the call's input")
 @click.option("--output", default="", help="what it returned")
 @click.option("--failed", is_flag=True, help="the call failed")
 @click.option("--session", "session_id")
-@handles_errors
 def capture(data: Location, namespace: str, as_json: bool, agent: str, tool: str,
             input_: str, output: str, failed: bool, session_id: str | None) -> None:
     """Capture one tool call as a fast-tier tool_usage memory (hooks call this)."""
     with data.open() as mem:
         m = mem.capture_tool(agent=agent, tool=tool, input=input_, output=output,
                              ok=not failed, namespace=namespace, session_id=session_id)
-    if as_json:
-        _echo_json({"captured": m is not None, "memory": None if m is None else m.to_dict()})
-    else:
-        click.echo(_line(m) if m is not None else "not captured (skipped or over the cap)")
+    _emit(as_json, {"captured": m is not None, "memory": None if m is None else m.to_dict()},
+          _line(m) if m is not None else "not captured (skipped or over the cap)")
 
 
-@main.command()
-@data_option
-@ns_option
-@json_option
+@store_command()
 @click.argument("topic")
 @click.argument("conclusion")
 @click.option("--participant", "participants", multiple=True, help="repeatable")
 @click.option("--confidence", type=float, default=0.8, show_default=True)
 @click.option("--evidence", "evidence_ids", multiple=True, help="a memory id; repeatable")
-@handles_errors
 def consensus(data: Location, namespace: str, as_json: bool, topic: str, conclusion: str,
               participants: tuple[str, ...], confidence: float,
               evidence_ids: tuple[str, ...]) -> None:
@@ -236,33 +183,25 @@ def consensus(data: Location, namespace: str, as_json: bool, topic: str, conclus
         m = mem.record_consensus(topic, conclusion, namespace=namespace,
                                  participants=participants, confidence=confidence,
                                  evidence_ids=evidence_ids)
-    _echo_json(m.to_dict()) if as_json else click.echo(_line(m))
+    _emit(as_json, m.to_dict(), _line(m))
 
 
-@main.command()
-@data_option
-@ns_option
-@json_option
+@store_command()
 @click.argument("topic")
 @click.argument("agent")
 @click.argument("position")
 @click.option("--against", help="the consensus memory it disputes")
-@handles_errors
 def dissent(data: Location, namespace: str, as_json: bool, topic: str, agent: str,
             position: str, against: str | None) -> None:
     """Record AGENT's dissenting POSITION on TOPIC."""
     with data.open() as mem:
         m = mem.record_dissent(topic, agent, position, namespace=namespace, against=against)
-    _echo_json(m.to_dict()) if as_json else click.echo(_line(m))
+    _emit(as_json, m.to_dict(), _line(m))
 
 
-@main.command()
-@data_option
-@ns_option
-@json_option
+@store_command()
 @click.argument("topic")
 @click.option("--limit", type=int, default=5, show_default=True)
-@handles_errors
 def similar(data: Location, namespace: str, as_json: bool, topic: str, limit: int) -> None:
     """Past consensus on topics like TOPIC, with the dissent against each."""
     with data.open() as mem:

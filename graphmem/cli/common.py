@@ -119,6 +119,25 @@ def _echo_json(obj: Any) -> None:
     click.echo(json.dumps(obj, ensure_ascii=False, indent=None, default=str))
 
 
+def _emit(as_json: bool, obj: Any, text: str) -> None:
+    """``obj`` as one JSON line with ``--json``, else ``text``."""
+    _echo_json(obj) if as_json else click.echo(text)
+
+
+def store_command(name: str | None = None, *, ns: bool = True,
+                  as_json: bool = True) -> Callable[[F], F]:
+    """A command on a store: ``--data``/``--create``, ``--namespace``, ``--json`` (listed in
+    that order, before the command's own options) and the one-line error exit."""
+    def decorate(fn: F) -> F:
+        fn = handles_errors(fn)
+        if as_json:
+            fn = json_option(fn)
+        if ns:
+            fn = ns_option(fn)
+        return main.command(name)(data_option(fn))  # type: ignore[return-value]
+    return decorate
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", count=True, help="log more (-v info, -vv debug)")
 def main(verbose: int) -> None:

@@ -11,12 +11,13 @@ import click
 from graphmem.cli.common import (
     Location,
     _echo_json,
+    _emit,
     _fail,
     data_option,
     handles_errors,
     json_option,
     main,
-    ns_option,
+    store_command,
 )
 
 
@@ -42,16 +43,12 @@ def maintain(data: Location, namespace: str | None, dry_run: bool, as_json: bool
                    f"  {t.to_status.value if t.to_status != t.from_status else ''}  {t.reason}")
 
 
-@main.command()
-@data_option
-@ns_option
-@json_option
+@store_command()
 @click.argument("memory_id")
 @click.argument("action", type=click.Choice(["pin", "unpin", "restore"]))
 @click.option("--ttl", type=float, default=None,
               help="with restore: a new TTL in seconds (a memory whose TTL ran out comes "
                    "back without one otherwise)")
-@handles_errors
 def mark(data: Location, namespace: str, as_json: bool, memory_id: str, action: str,
          ttl: float | None) -> None:
     """Pin, unpin or restore a memory: MEMORY_ID pin|unpin|restore."""
@@ -60,11 +57,8 @@ def mark(data: Location, namespace: str, as_json: bool, memory_id: str, action: 
     with data.open() as mem:
         m = (mem.restore(memory_id, namespace=namespace, ttl=ttl) if action == "restore"
              else getattr(mem, action)(memory_id, namespace=namespace))
-    if as_json:
-        _echo_json(m.to_dict())
-    else:
-        click.echo(f"{action}: {m.id} [{m.tier.value}, {m.status.value}, "
-                   f"{'pinned' if m.pinned else 'not pinned'}]")
+    _emit(as_json, m.to_dict(), f"{action}: {m.id} [{m.tier.value}, {m.status.value}, "
+                                f"{'pinned' if m.pinned else 'not pinned'}]")
 
 @main.command()
 @data_option
@@ -104,17 +98,11 @@ def consolidate(data: Location, namespace: str | None, dry_run: bool, as_json: b
 
 
 def _echo_run(run: Any, as_json: bool) -> None:
-    if as_json:
-        _echo_json({"id": run.id, "status": run.status})
-    else:
-        click.echo(f"{run.id}: {run.status}")
+    _emit(as_json, {"id": run.id, "status": run.status}, f"{run.id}: {run.status}")
 
 
-@main.command()
-@data_option
+@store_command(ns=False)
 @click.argument("run_id")
-@json_option
-@handles_errors
 def approve(data: Location, run_id: str, as_json: bool) -> None:
     """Apply a consolidation run held for approval."""
     with data.open() as mem:
@@ -122,11 +110,8 @@ def approve(data: Location, run_id: str, as_json: bool) -> None:
     _echo_run(run, as_json)
 
 
-@main.command()
-@data_option
+@store_command(ns=False)
 @click.argument("run_id")
-@json_option
-@handles_errors
 def rollback(data: Location, run_id: str, as_json: bool) -> None:
     """Undo a consolidation run: summaries removed, archived members restored."""
     with data.open() as mem:
@@ -134,10 +119,7 @@ def rollback(data: Location, run_id: str, as_json: bool) -> None:
     _echo_run(run, as_json)
 
 
-@main.command()
-@data_option
-@json_option
-@handles_errors
+@store_command(ns=False)
 def reports(data: Location, as_json: bool) -> None:
     """List consolidation runs and their reports."""
     with data.open() as mem:
@@ -150,12 +132,10 @@ def reports(data: Location, as_json: bool) -> None:
                    f"summaries {r['summaries']}, archived {r['archived']}")
 
 
-@main.command()
-@data_option
+@store_command(ns=False, as_json=False)
 @click.argument("run_id")
 @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md",
               show_default=True)
-@handles_errors
 def report(data: Location, run_id: str, fmt: str) -> None:
     """Print one run's report (Markdown, self-contained HTML, or JSON)."""
     with data.open() as mem:

@@ -12,23 +12,11 @@ from typing import Any
 
 import click
 
-from graphmem.cli.common import (
-    Location,
-    _echo_json,
-    _fail,
-    data_option,
-    handles_errors,
-    json_option,
-    main,
-    ns_option,
-)
+from graphmem.cli.common import Location, _echo_json, _emit, _fail, store_command
 from graphmem.memory import GraphMemory
 
 
-@main.command()
-@data_option
-@ns_option
-@json_option
+@store_command()
 @click.argument("content")
 @click.option("--importance", type=float, default=None,
               help="default: the type's (0.5 for an observation)")
@@ -42,7 +30,6 @@ from graphmem.memory import GraphMemory
               help="relation from the new memory, e.g. CAUSES:<id>; repeatable")
 @click.option("--ttl", type=float, default=None,
               help="seconds it lives: then searches leave it out and it shows expired")
-@handles_errors
 def store(data: Location, namespace: str, as_json: bool, content: str,
           importance: float | None, tier: str | None, type_: str | None,
           session_id: str | None, source: str | None, topic: str | None,
@@ -64,16 +51,10 @@ def store(data: Location, namespace: str, as_json: bool, content: str,
         m = mem.store(content, namespace=namespace, importance=importance, tier=tier,
                       session_id=session_id, source=source, topic=topic, metadata=metadata,
                       relations=rels, type=type_, ttl=ttl)
-    if as_json:
-        _echo_json(m.to_dict())
-    else:
-        click.echo(f"{m.id}  [{m.tier.value}] {m.content[:70]}")
+    _emit(as_json, m.to_dict(), f"{m.id}  [{m.tier.value}] {m.content[:70]}")
 
 
-@main.command()
-@data_option
-@ns_option
-@json_option
+@store_command()
 @click.argument("query")
 @click.option("--limit", "-k", type=int, default=10, show_default=True)
 @click.option("--depth", type=int, default=None, help="walk depth 0..2")
@@ -97,7 +78,6 @@ def store(data: Location, namespace: str, as_json: bool, content: str,
 @click.option("--now", type=click.DateTime(), default=None,
               help="the reference time of a time the query names relative to now "
                    "('last week'); default: the clock")
-@handles_errors
 def search(data: Location, namespace: str, as_json: bool, query: str, limit: int,
            depth: int | None, strategy: str | None, tiers: tuple[str, ...],
            min_similarity: float | None, index_only: bool, include_archived: bool | None,
@@ -133,12 +113,8 @@ def search(data: Location, namespace: str, as_json: bool, query: str, limit: int
             click.echo(f"         {term}: {reason}")
 
 
-@main.command()
-@data_option
-@ns_option
-@json_option
+@store_command()
 @click.argument("memory_id")
-@handles_errors
 def show(data: Location, namespace: str, as_json: bool, memory_id: str) -> None:
     """Show one memory with its relations."""
     with data.open() as mem:
@@ -156,16 +132,12 @@ def show(data: Location, namespace: str, as_json: bool, memory_id: str) -> None:
         click.echo(f"  {arrow} {other} ({r.source.value}{score})")
 
 
-@main.command()
-@data_option
-@ns_option
-@json_option
+@store_command()
 @click.argument("source_id")
 @click.argument("type")
 @click.argument("target_id")
 @click.option("--score", type=float, default=None)
 @click.option("--delete", is_flag=True, help="remove the relation instead")
-@handles_errors
 def relate(data: Location, namespace: str, as_json: bool, source_id: str, type: str,
            target_id: str, score: float | None, delete: bool) -> None:
     """Relate two memories: SOURCE_ID TYPE TARGET_ID (CAUSES, REFERENCES, SIMILAR_TO,
@@ -178,18 +150,11 @@ def relate(data: Location, namespace: str, as_json: bool, source_id: str, type: 
         else:
             out = mem.relate(source_id, target_id, type, namespace=namespace,
                              score=score).to_dict()
-    if as_json:
-        _echo_json(out)
-    else:
-        verb = "removed" if delete else "related"
-        click.echo(f"{verb}: {source_id} -[{type.upper()}]-> {target_id}")
+    verb = "removed" if delete else "related"
+    _emit(as_json, out, f"{verb}: {source_id} -[{type.upper()}]-> {target_id}")
 
 
-@main.command()
-@data_option
-@ns_option
-@json_option
-@handles_errors
+@store_command()
 def stats(data: Location, namespace: str, as_json: bool) -> None:
     """Counts by tier, status, kind and edge type."""
     with data.open() as mem:
@@ -215,13 +180,9 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
                 yield rec
 
 
-@main.command("import")
-@data_option
-@ns_option
-@json_option
+@store_command("import")
 @click.argument("path", type=click.Path(path_type=Path, allow_dash=True))
 @click.option("--batch", "batch_size", type=int, default=1000, show_default=True)
-@handles_errors
 def import_(data: Location, namespace: str, as_json: bool, path: Path, batch_size: int) -> None:
     """Import JSONL records (as written by export; memories without embedding are embedded).
 
@@ -237,10 +198,8 @@ def import_(data: Location, namespace: str, as_json: bool, path: Path, batch_siz
     with data.open() as mem, tqdm(total=total, unit="rec", disable=as_json,
                                              file=sys.stderr) as bar:
         n_mem, n_edges = _import(mem, _read_jsonl(path), namespace, batch_size, bar.update)
-    if as_json:
-        _echo_json({"memories": n_mem, "edges": n_edges})
-    else:
-        click.echo(f"imported {n_mem} memories and {n_edges} edges into {namespace}")
+    _emit(as_json, {"memories": n_mem, "edges": n_edges},
+          f"imported {n_mem} memories and {n_edges} edges into {namespace}")
 
 
 def _import(mem: GraphMemory, records: Iterator[dict[str, Any]], namespace: str,
@@ -260,14 +219,11 @@ def _import(mem: GraphMemory, records: Iterator[dict[str, Any]], namespace: str,
     return count, 0
 
 
-@main.command()
-@data_option
-@ns_option
+@store_command(as_json=False)
 @click.argument("path", type=click.Path(path_type=Path, allow_dash=True), default="-")
 @click.option("--without-vectors", is_flag=True,
               help="leave the embeddings out: an import embeds the memories again with its "
                    "own model (to change the model or embedding.quantize)")
-@handles_errors
 def export(data: Location, namespace: str, path: Path, without_vectors: bool) -> None:
     """Export a namespace as JSONL (memories with embeddings, then edges)."""
     with data.open() as mem:

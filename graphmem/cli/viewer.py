@@ -4,23 +4,15 @@ from __future__ import annotations
 
 import click
 
-from graphmem.cli.common import (
-    Location,
-    data_option,
-    handles_errors,
-    main,
-    stops_cleanly_on_sigterm,
-)
+from graphmem.cli.common import Location, stops_cleanly_on_sigterm, store_command
 
 
-@main.command()
-@data_option
+@store_command(ns=False, as_json=False)
 @click.option("--port", type=int, default=8766, show_default=True)
 @click.option("--namespace", "-n", "namespaces", multiple=True, default=["*"],
               show_default=True, help="namespaces the session key may see (repeatable)")
 @click.option("--role", type=click.Choice(["reader", "writer", "admin"]), default="admin",
               show_default=True, help="the session key's role (admin may approve runs)")
-@handles_errors
 def viewer(data: Location, port: int, namespaces: tuple[str, ...], role: str) -> None:
     """Open the Memory Viewer on 127.0.0.1 over the store at --data.
 
