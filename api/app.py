@@ -22,7 +22,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from graphmem.api import schemas as s
-from graphmem.api.auth import DEV, VERIFIED, Principal, no_key
+from graphmem.api.auth import identify
 from graphmem.api.keys import KeyStore
 from graphmem.api.routes import (
     agents,
@@ -36,7 +36,7 @@ from graphmem.api.routes import (
 )
 from graphmem.api.routes.operations import StoreCollector
 from graphmem.api.settings import Settings
-from graphmem.errors import GraphMemError
+from graphmem.errors import AuthError, GraphMemError
 from graphmem.memory import GraphMemory
 
 log = logging.getLogger(__name__)
@@ -45,12 +45,6 @@ _FIELD_CODES = (("content", "invalid_content"), ("query", "invalid_input"),
                 ("importance", "invalid_importance"), ("namespace", "invalid_namespace"),
                 ("relations", "invalid_relation"))
 _error = operations.error
-
-
-def _bearer(headers: dict[bytes, bytes]) -> str:
-    """The API key of an ``Authorization: Bearer <key>`` header (raw ASGI headers), or ""."""
-    auth = headers.get(b"authorization", b"").decode("latin-1")
-    return auth[len("Bearer "):].strip() if auth.startswith("Bearer ") else ""
 
 
 def _leaf_routes(routes: list[Any]) -> list[Any]:
@@ -69,9 +63,13 @@ def _is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
+def _answer(exc: GraphMemError) -> JSONResponse:
+    return _error(exc.http_status, exc.code, str(exc))
+
+
 class McpAuth:
-    """The MCP endpoint behind the same API keys: the key's namespaces and role bound to the
-    request (``graphmem.api.mcp.PRINCIPAL``) for the tools to check.
+    """The MCP endpoint behind the same API keys (``identify``): the key's namespaces and role
+    bound to the request (``graphmem.api.mcp.PRINCIPAL``) for the tools to check.
 
     Example:
         >>> from graphmem.api.settings import Settings
@@ -88,20 +86,18 @@ class McpAuth:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        who: Principal | None = DEV
-        if not self.settings.dev_no_auth:  # Guard's verdict for this request, if it gave one
-            who = scope.get("state", {}).get(VERIFIED)
-            if who is None:
-                key = _bearer(dict(scope.get("headers") or []))
-                who = self.keys().verify(key) if key else None
-        if who is None:
-            await _error(401, "unauthorized", str(no_key()))(scope, receive, send)
+        try:
+            who = identify(scope, self.keys(), open=self.settings.dev_no_auth)
+        except AuthError as exc:
+            await _answer(exc)(scope, receive, send)
             return
         token = PRINCIPAL.set(who)
         try:
             await self.app(scope, receive, send)
         finally:
             PRINCIPAL.reset(token)
+
+
 class CountRequests:
     """Requests by route, method and status, and their latency (Prometheus), as a plain
     ASGI layer: Starlette's ``BaseHTTPMiddleware`` cost the event loop a task group and a
@@ -139,8 +135,8 @@ class CountRequests:
 
 
 class Guard:
-    """Outermost ASGI layer: the key is checked before any body is read (``/v1`` and
-    ``/mcp``), and a body is read only up to ``max_body_bytes`` whatever its framing (a
+    """Outermost ASGI layer: the key is checked (``identify``) before any body is read
+    (``/v1`` and ``/mcp``), and a body is read only up to ``max_body_bytes`` whatever its framing (a
     chunked upload has no Content-Length to trust). An unauthenticated client can no longer
     make the server buffer anything.
 
@@ -167,15 +163,12 @@ class Guard:
                 await _error(421, "misdirected_request", "without API keys only loopback "
                              "host names are served")(scope, receive, send)
                 return
-        if not self.settings.dev_no_auth and path.startswith(("/v1/", "/mcp")):
-            key = _bearer(headers)
-            who = self.keys().verify(key) if key else None
-            if who is None:
-                message = ("send an API key: Authorization: Bearer <key>" if not key
-                           else "unknown or revoked API key")
-                await _error(401, "unauthorized", message)(scope, receive, send)
+        if path.startswith(("/v1/", "/mcp")):  # refused before any body is read
+            try:
+                identify(scope, self.keys(), open=self.settings.dev_no_auth)
+            except AuthError as exc:
+                await _answer(exc)(scope, receive, send)
                 return
-            scope.setdefault("state", {})[VERIFIED] = who  # the routes' ``principal``
         limit = self.settings.max_body_bytes
         length = headers.get(b"content-length", b"")
         if length.isdigit() and int(length) > limit:
@@ -295,7 +288,7 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
     # -- errors, limits, metrics ------------------------------------------------------------
     @app.exception_handler(GraphMemError)
     async def graphmem_error(request: Request, exc: GraphMemError) -> JSONResponse:
-        return _error(exc.http_status, exc.code, str(exc))
+        return _answer(exc)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:

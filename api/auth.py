@@ -1,13 +1,14 @@
-"""Who may do what: the caller (``Principal``: an API key's namespaces and role) and the one
-check every face makes, ``authorize`` - REST routes, MCP over HTTP and MCP on stdio alike.
-A missing or bad key is an ``AuthError`` (401), a namespace or role the key does not have a
-``ForbiddenError`` (403); both are branches of ``GraphMemError`` and the API maps them in
-its one handler."""
+"""Who may do what: ``identify``, the one place a request's API key becomes its caller
+(``Principal``: the key's namespaces and role), and ``authorize``, the one check every face
+makes - REST routes, MCP over HTTP and MCP on stdio alike. A missing or bad key is an
+``AuthError`` (401), a namespace or role the key does not have a ``ForbiddenError`` (403);
+both are branches of ``GraphMemError`` and the API maps them in its one handler."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, MutableMapping
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from graphmem.errors import AuthError, ForbiddenError
 
@@ -43,8 +44,49 @@ class Principal:
 #: the caller when the server runs without keys (loopback only)
 DEV = Principal("dev", frozenset({"*"}), "admin")
 
-#: where ``Guard`` leaves the principal of the key it verified (the ASGI scope's ``state``)
+#: where ``identify`` leaves the principal of the key it verified (the ASGI scope's ``state``)
 VERIFIED = "graphmem.principal"
+
+
+class Keys(Protocol):
+    """What ``identify`` needs of the key store (``graphmem.api.keys.KeyStore``)."""
+
+    def verify(self, key: str) -> Principal | None: ...
+
+
+def identify(scope: MutableMapping[str, Any], keys: Keys | None, *, open: bool = False
+             ) -> Principal:
+    """The caller of a request (its ASGI ``scope``): the ``Authorization: Bearer`` key
+    verified once, its verdict kept in the scope's state for the rest of the request (the
+    outer guard, the MCP mount and the routes' ``principal`` all ask here); ``AuthError``
+    without a valid key. ``open``: the server runs without keys (loopback only).
+
+    Example:
+        >>> scope = {"headers": [(b"authorization", b"Bearer k1")]}
+        >>> class OneKey:
+        ...     def verify(self, key): return DEV if key == "k1" else None
+        >>> identify(scope, OneKey()).key_id, scope["state"][VERIFIED].key_id
+        ('dev', 'dev')
+        >>> identify({"headers": []}, OneKey())
+        Traceback (most recent call last):
+        ...
+        graphmem.errors.AuthError: send an API key: Authorization: Bearer <key>
+    """
+    if open:
+        return DEV
+    state = scope.setdefault("state", {})
+    who: Principal | None = state.get(VERIFIED)
+    if who is not None:
+        return who
+    header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
+    key = bearer(header)
+    if not key:
+        raise no_key()
+    who = keys.verify(key) if keys is not None else None
+    if who is None:
+        raise bad_key()
+    state[VERIFIED] = who
+    return who
 
 
 def authorize(who: Principal | None, namespace: str, role: str = "reader", *,

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import Depends, Header, Path, Query, Request
 
 from graphmem.api import schemas as s
-from graphmem.api.auth import DEV, VERIFIED, Principal, bad_key, bearer, no_key
+from graphmem.api.auth import Principal, identify
 from graphmem.api.settings import Settings
 from graphmem.memory import GraphMemory
 
@@ -27,27 +27,18 @@ async def settings(request: Request) -> Settings:
     return value
 
 
-def caller(request: Request, authorization: str | None) -> Principal:
-    """Who is calling: the API key's namespaces and role (``AuthError``, 401, without a
-    valid key)."""
-    if request.app.state.settings.dev_no_auth:
-        return DEV
-    checked: Principal | None = request.scope.get("state", {}).get(VERIFIED)
-    if checked is not None:  # Guard verified this request's key a moment ago
-        return checked
-    key = bearer(authorization)
-    if not key:
-        raise no_key()
-    found: Principal | None = request.app.state.keys.verify(key)
-    if found is None:
-        raise bad_key()
-    return found
+def caller(request: Request) -> Principal:
+    """Who is calling (``identify``): the API key's namespaces and role (``AuthError``, 401,
+    without a valid key)."""
+    state = request.app.state
+    return identify(request.scope, state.keys, open=state.settings.dev_no_auth)
 
 
 async def principal(request: Request,
                     authorization: Annotated[str | None, Header()] = None) -> Principal:
-    """``caller`` as a dependency."""
-    return caller(request, authorization)
+    """``caller`` as a dependency (``authorization`` is declared for the OpenAPI document;
+    ``identify`` reads it from the request)."""
+    return caller(request)
 
 
 Mem = Annotated[GraphMemory, Depends(memory)]

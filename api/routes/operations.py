@@ -73,7 +73,7 @@ def metrics(request: Request, authorization: Annotated[str | None, Header()] = N
     state = request.app.state
     if state.settings.metrics_public:
         return Response(generate_latest(state.public_registry), media_type=CONTENT_TYPE_LATEST)
-    who = caller(request, authorization)
+    who = caller(request)
     if "*" not in who.namespaces:
         raise ForbiddenError("metrics name every namespace: they need a key for all "
                              "namespaces (*)")
