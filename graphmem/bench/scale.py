@@ -35,7 +35,7 @@ from graphmem import GraphMemory
 from graphmem.bench import synthetic
 from graphmem.bench.engines import Engine, engine
 from graphmem.bench.scale_serve import serve_spec
-from graphmem.config import EmbeddingConfig
+from graphmem.config import EmbeddingConfig, TuningConfig
 from graphmem.engine.embedding import Embedder, make_embedder, queries_of
 from graphmem.engine.writes import context_text
 from graphmem.testing import RandomEmbedder
@@ -130,8 +130,8 @@ def _run(eng: Engine, n: int, *, embeddings: str, queries: int, batch: int,
          with_embedding_subset: int, quantized: bool, float_queries: bool,
          float_batches: bool, progress: Any) -> dict[str, Any]:
     base: Embedder = (RandomEmbedder() if embeddings == "random" else make_embedder(
-        EmbeddingConfig(quantize=quantized, quantize_queries=not float_queries,
-                        bf16_batches=not float_batches)))
+        EmbeddingConfig(quantize=quantized), TuningConfig(quantize_queries=not float_queries,
+                                                          bf16_batches=not float_batches)))
     data, store = eng.target, eng.store
     namespace = f"bench-{uuid.uuid4().hex[:8]}" if eng.disk is None else "bench"
     records = synthetic.records(n)

@@ -27,7 +27,7 @@ import numpy as np
 from graphmem import GraphMemory
 from graphmem.bench import synthetic
 from graphmem.bench.stats import latency, rss_mb
-from graphmem.config import CacheConfig, EmbeddingConfig, GraphMemConfig
+from graphmem.config import CacheConfig, EmbeddingConfig, GraphMemConfig, TuningConfig
 from graphmem.engine.embedding import Embedder, queries_of
 from graphmem.engine.long_lived import settle
 
@@ -55,8 +55,8 @@ def _embedder(spec: dict[str, Any]) -> Embedder:
         return RandomEmbedder()
     from graphmem.engine.embedding import make_embedder
 
-    return make_embedder(EmbeddingConfig(
-        quantize=spec["quantized"], quantize_queries=not spec.get("float_queries", False)))
+    return make_embedder(EmbeddingConfig(quantize=spec["quantized"]),
+                         TuningConfig(quantize_queries=not spec.get("float_queries", False)))
 
 
 def measure(spec: dict[str, Any]) -> dict[str, Any]:
@@ -79,9 +79,6 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
         start = time.perf_counter()
         wait()
         result["ann_wait_after_open_s"] = round(time.perf_counter() - start, 2)
-    warm_up = getattr(mem.backend, "wait_for_warm_up", None)
-    if warm_up is not None:  # the tables' read into the page cache (ADR 0030): seconds
-        result["warm_up_s"] = warm_up()  # after open, None when it did not run
     settle()  # as `graphmem serve` does after start-up (the model is loaded above)
     states = getattr(mem.backend, "ann_states", None)
     result["vector_index"] = (states() if states is not None else {}).get(namespace, "exact")

@@ -163,7 +163,11 @@ def config_show(as_json: bool) -> None:
         else:
             yield f"{PREFIX}{prefix}={json.dumps(node) if not isinstance(node, str) else node}"
 
+    tuning = values.pop("tuning")
     for line in lines("", values):
+        click.echo(line)
+    click.echo("# tuning: performance knobs the benchmarks chose, not operator settings")
+    for line in lines("TUNING", tuning):
         click.echo(line)
 
 

@@ -39,23 +39,23 @@ quantized_option = click.option(
     help="embed with the int8 model (embedding.quantize, ONNX backend)")
 float_queries_option = click.option(
     "--float-queries", is_flag=True,
-    help="embed queries with the float model too (embedding.quantize_queries off, ADR 0046)")
+    help="embed queries with the float model too (tuning.quantize_queries off, ADR 0046)")
 float_batches_option = click.option(
     "--float-batches", is_flag=True,
     help="embed batches of memories with the float model, not in bfloat16 on an AMX CPU "
-         "(embedding.bf16_batches off, ADR 0049)")
+         "(tuning.bf16_batches off, ADR 0049)")
 convs_option = click.option("--convs", default=None,
                             help="comma-separated conversations, e.g. 26,30")
 
 
 def _embedder(quantized: bool, float_queries: bool = False,
               float_batches: bool = False) -> Any:
-    from graphmem.config import EmbeddingConfig
+    from graphmem.config import EmbeddingConfig, TuningConfig
     from graphmem.engine.embedding import make_embedder
 
-    return make_embedder(EmbeddingConfig(quantize=quantized,
-                                         quantize_queries=not float_queries,
-                                         bf16_batches=not float_batches))
+    return make_embedder(EmbeddingConfig(quantize=quantized),
+                         TuningConfig(quantize_queries=not float_queries,
+                                      bf16_batches=not float_batches))
 
 
 @main.group()

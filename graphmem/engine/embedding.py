@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from graphmem.config import EmbeddingConfig
+from graphmem.config import EmbeddingConfig, TuningConfig
 from graphmem.errors import EmbeddingError
 
 log = logging.getLogger(__name__)
@@ -103,8 +103,13 @@ class SentenceTransformerEmbedder:
         (1, 384)
     """
 
-    def __init__(self, config: EmbeddingConfig | None = None) -> None:
+    #: texts per model call (tests set smaller batches on an instance)
+    batch_size = 64
+
+    def __init__(self, config: EmbeddingConfig | None = None,
+                 tuning: TuningConfig | None = None) -> None:
         self.config = config or EmbeddingConfig()
+        self.tuning = tuning or TuningConfig()
         self.dim = self.config.dim
         self._model: Any = None
 
@@ -123,7 +128,7 @@ class SentenceTransformerEmbedder:
         try:
             vectors = self.model.encode(
                 list(texts),
-                batch_size=self.config.batch_size,
+                batch_size=self.batch_size,
                 normalize_embeddings=True,
                 convert_to_numpy=True,
                 show_progress_bar=False,
@@ -135,15 +140,16 @@ class SentenceTransformerEmbedder:
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
 
-def make_embedder(config: EmbeddingConfig | None = None) -> SentenceTransformerEmbedder:
+def make_embedder(config: EmbeddingConfig | None = None, tuning: TuningConfig | None = None
+                  ) -> SentenceTransformerEmbedder:
     """The configured backend's embedder (``EmbeddingConfig.backend``); no I/O until the first
     ``embed``."""
     config = config or EmbeddingConfig()
     if config.backend == "onnx":
         from graphmem.engine.onnx_embedding import OnnxEmbedder
 
-        return OnnxEmbedder(config)
-    return SentenceTransformerEmbedder(config)
+        return OnnxEmbedder(config, tuning)
+    return SentenceTransformerEmbedder(config, tuning)
 
 
 def normalise_rows(matrix: np.ndarray) -> np.ndarray:

@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 
 #: the store lease a maintenance run holds: one run at a time across processes and replicas
 LEASE = "maintenance"
+#: a decayed importance is written only when it moved at least this much
+IMPORTANCE_EPSILON = 1e-4
 
 #: the transitions a maintenance run makes (restore, update and supersede come from users)
 _MAINTENANCE_KINDS = (TransitionKind.PROMOTION, TransitionKind.DEMOTION, TransitionKind.EXPIRY,
@@ -129,7 +131,7 @@ class Maintainer:
                 report.context_purged = self.store.context_purge(namespace, now)
                 with self.lock:
                     report.compacted = self.store.compact(
-                        self.config.dynamics.compact_min_stale)
+                        self.config.tuning.compact_min_stale)
         finally:
             if lease is not None:
                 lease.release()
@@ -145,9 +147,9 @@ class Maintainer:
 
     def _namespace(self, ns: str, now: datetime, dry_run: bool,
                    report: MaintenanceReport, lease: _Lease | None = None) -> None:
-        dyn = self.config.dynamics
+        tuning = self.config.tuning
         members: dict[Tier, list[dynamics.Candidate]] = {t: [] for t in Tier}
-        pages = self.store.iter_memories(ns, page=dyn.maintenance_batch, embeddings=False,
+        pages = self.store.iter_memories(ns, page=tuning.maintenance_batch, embeddings=False,
                                          statuses=[Status.ACTIVE])
         while True:
             if lease is not None:
@@ -198,7 +200,7 @@ class Maintainer:
             value = (round(current_importance(m, now, tiers), 6) if causes is None else
                      computed_importance(m, now, self.config.importance,
                                          causes[m.id]))
-            if abs(value - m.importance) > dyn.importance_epsilon:
+            if abs(value - m.importance) > IMPORTANCE_EPSILON:
                 m.importance = fields["importance"] = value
                 report.importance_updates += 1
             if fields:
@@ -222,14 +224,14 @@ class Maintainer:
 
     def _evict(self, ns: str, now: datetime, dry_run: bool, report: MaintenanceReport,
                members: dict[Tier, list[dynamics.Candidate]]) -> None:
-        tiers, dyn = self.config.tiers, self.config.dynamics
+        tiers, batch_size = self.config.tiers, self.config.tuning.maintenance_batch
         for tier, group in members.items():
             capacity = tiers.of(tier).capacity
             victims = dynamics.evictions(group, capacity)
             report.awaiting_consolidation += max(0, len(group) - capacity - len(victims))
-            for start in range(0, len(victims), dyn.maintenance_batch):
+            for start in range(0, len(victims), batch_size):
                 batch = WriteBatch(ns)
-                for id_ in victims[start:start + dyn.maintenance_batch]:
+                for id_ in victims[start:start + batch_size]:
                     batch.patches.append((id_, {"status": Status.ARCHIVED}))
                     batch.transitions.append(Transition(
                         id_, TransitionKind.EVICTION, tier, tier,

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from graphmem.config import EmbeddingConfig
+from graphmem.config import EmbeddingConfig, TuningConfig
 from graphmem.engine import bf16_embedding, model_folder, onnx_build, onnx_export
 from graphmem.engine.embedding import SentenceTransformerEmbedder, default_model_path
 from graphmem.errors import EmbeddingError
@@ -43,15 +43,22 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         (1, 384)
     """
 
-    def __init__(self, config: EmbeddingConfig | None = None) -> None:
-        super().__init__(config)
+    #: ONNX Runtime threads of the int8 query model: a short query's products are too small
+    #: to share (ADR 0056)
+    query_threads = 1
+    #: batches of at least this many memories run in bfloat16 where that is on (ADR 0049)
+    bf16_min_batch = 8
+
+    def __init__(self, config: EmbeddingConfig | None = None,
+                 tuning: TuningConfig | None = None) -> None:
+        super().__init__(config, tuning)
         self._session: Any = None
         self._inputs: list[str] = []
         self._folder: model_folder.ModelFolder | None = None
         #: the ONNX file the session runs, once it does (plain, fused or int8)
         self.model_file: Path | None = None
         #: the session and file that embed queries (``embed_queries``): the same as the
-        #: memories' unless ``quantize_queries`` gives them the int8 file (ADR 0046)
+        #: memories' unless ``tuning.quantize_queries`` gives them the int8 file (ADR 0046)
         self._query_session: Any = None
         self.query_model_file: Path | None = None
         self._lock = threading.Lock()
@@ -127,13 +134,11 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                         model=self.model if built is None else None)
                 session = query_session = self._open(path, _threads())
                 query_path = path
-                if self.config.quantize_queries and not self.config.quantize:
+                if self.tuning.quantize_queries and not self.config.quantize:
                     query_path = onnx_export.for_queries(path, self._tokenize)
-                    # one thread: a query's small products gain nothing from a woken second
-                    # thread, which cost ~1.3 ms of CPU a query (ADR 0056)
-                    query_session = self._open(query_path, self.config.query_threads)
+                    query_session = self._open(query_path, self.query_threads)
                 self._inputs = [i.name for i in session.get_inputs()]
-                if (self.config.bf16_batches and not self.config.quantize
+                if (self.tuning.bf16_batches and not self.config.quantize
                         and self._folder is not None and bf16_embedding.supported()
                         and importlib.util.find_spec("torch") is not None):  # an extra
                     self._bf16 = bf16_embedding.Bf16Transformer(self._folder.path,
@@ -181,7 +186,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         return self._run(texts, queries=False)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Queries' vectors: the int8 query model with ``quantize_queries`` (ADR 0046),
+        """Queries' vectors: the int8 query model with ``tuning.quantize_queries`` (ADR 0046),
         else as ``embed``."""
         return self._run(texts, queries=True)
 
@@ -192,7 +197,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
             session = self._ready()
             if queries:
                 session = self._query_session
-            bf16 = (self._bf16 if not queries and len(texts) >= self.config.bf16_min_batch
+            bf16 = (self._bf16 if not queries and len(texts) >= self.bf16_min_batch
                     else None)
             if bf16 is not None and not bf16.loaded:
                 try:
@@ -200,7 +205,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                 except EmbeddingError as exc:  # an optimisation: the float model still runs
                     log.warning("batches stay on the float model: %s", exc)
                     self._bf16 = bf16 = None
-            size = self.config.batch_size
+            size = self.batch_size
             # longest first, as sentence-transformers batches: little padding per batch
             order = np.argsort([-len(t) for t in texts], kind="stable")
             ordered = [texts[int(i)] for i in order]

@@ -336,8 +336,8 @@ class Retriever:
         stats = self.store.keyword_stats(ns, terms) if terms else None
         seed_terms = self._seed_terms(terms, stats)
         newest = self._over_budget(seed_terms, stats)
-        asked = (rc.newest_pool if newest else
-                 rc.keyword_pool if rc.keyword_pool is not None else self.store.keyword_pool)
+        asked = (self.config.tuning.newest_pool if newest else
+                 self.config.tuning.keyword_pool or self.store.keyword_pool)
         found = self.store.keyword_candidates(ns, seed_terms, max(rc.keyword_k, asked),
                                               tiers=q.tiers, statuses=statuses, newest=newest)
         keyword = self._rescore_keyword(seed_terms, stats, found)[: rc.keyword_k]
@@ -370,7 +370,7 @@ class Retriever:
         statuses = (Status.ACTIVE,) if q.archived == "hidden" else tuple(Status)
 
         # 2. seeds (more of them when filters will drop some)
-        vector_k = rc.vector_k * (rc.filtered_widen if q.filters or q.as_of else 1)
+        vector_k = rc.vector_k * (self.config.tuning.filtered_widen if q.filters or q.as_of else 1)
         dense, context = self.store.vector_topk_fields(ns, vec, vector_k, tiers=q.tiers,
                                                        statuses=statuses)
         terms, stats, keyword = found if found is not None else self._keyword_seeds(q)
@@ -475,12 +475,13 @@ class Retriever:
         ``time_reach_days`` after it (they may mention it), oldest first; ranking decides
         whether they are relevant."""
         rc = self.config.retrieval
-        if q.window is None or not rc.time_pool:
+        if q.window is None or not self.config.tuning.time_pool:
             return set()
         spec = ListSpec(statuses=statuses, tiers=q.tiers,
                         since=q.window.start - timedelta(days=rc.time_reach_before_days),
                         until=q.window.end + timedelta(days=rc.time_reach_days),
-                        sort="created_at", descending=False, limit=rc.time_pool)
+                        sort="created_at", descending=False,
+                        limit=self.config.tuning.time_pool)
         return {m.id for m in self.store.list_page(q.namespace, spec)}
 
     def _below_successors(self, ns: str, results: list[_Ranked]) -> None:
@@ -576,7 +577,7 @@ class Retriever:
         if not seed_terms or stats is None:
             return False
         used = sum(stats[0].df.get(t, 0) + stats[1].df.get(t, 0) for t in seed_terms)
-        return used > self.config.retrieval.seed_postings
+        return used > self.config.tuning.seed_postings
 
     def _seed_terms(self, terms: list[str], stats: Any) -> list[str]:
         """Terms worth a full-text lookup: present, rarest first, while their postings (summed
@@ -590,7 +591,7 @@ class Retriever:
         chosen: list[str] = []
         used = 0
         for t in present:
-            if chosen and used + df[t] > self.config.retrieval.seed_postings:
+            if chosen and used + df[t] > self.config.tuning.seed_postings:
                 break
             chosen.append(t)
             used += df[t]

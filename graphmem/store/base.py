@@ -224,7 +224,7 @@ class MemoryStore(Protocol):
         True
     """
 
-    #: full-text candidates retrieval asks for when ``retrieval.keyword_pool`` is not set: as
+    #: full-text candidates retrieval asks for when ``tuning.keyword_pool`` is not set: as
     #: many as the engine's own scorer needs for graphmem's BM25 to find its best among them
     #: (ADR 0007: RediSearch's TF-IDF needs ~1000; SQLite's FTS5 BM25 300, ADR 0038)
     keyword_pool: int

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from api.settings import Settings
+from graphmem.config import GraphMemConfig
 from graphmem.errors import ConfigError
 
 GM = shutil.which("graphmem", path=str(Path(sys.executable).parent)) or shutil.which("graphmem")
@@ -39,6 +40,25 @@ def test_nested_sections_come_from_the_environment() -> None:
     assert cfg.store.neo4j_database == "memories"
     assert cfg.importance.computed and cfg.importance.weights["recency"] == 0.3
     assert cfg.dynamics.promotion_agents == 2
+
+
+@pytest.mark.parametrize("section", list(GraphMemConfig.model_fields))
+def test_every_section_of_the_library_is_read_from_the_environment(section: str) -> None:
+    """A section added to GraphMemConfig is a setting without a second list: a variable
+    under it reaches it (an unknown field there is refused, not ignored as an unknown
+    variable would be)."""
+    variable = f"GRAPHMEM_{section.upper()}__NO_SUCH_FIELD"
+    with pytest.raises(ConfigError, match=variable):
+        Settings.from_env({variable: "1"})
+    assert getattr(Settings.from_env({}).memory_config(), section) is not None
+
+
+def test_performance_knobs_are_in_the_tuning_section() -> None:
+    cfg = Settings.from_env({"GRAPHMEM_TUNING__SEED_POSTINGS": "7",
+                             "GRAPHMEM_TUNING__QUANTIZE_QUERIES": "false"}).memory_config()
+    assert (cfg.tuning.seed_postings, cfg.tuning.quantize_queries) == (7, False)
+    with pytest.raises(ConfigError, match="GRAPHMEM_EMBEDDING__QUANTIZE_QUERIES"):
+        Settings.from_env({"GRAPHMEM_EMBEDDING__QUANTIZE_QUERIES": "false"})  # the old name
 
 
 @pytest.mark.parametrize("env", [
@@ -93,6 +113,12 @@ def test_graphmem_config_show_prints_what_is_in_effect(tmp_path: Path) -> None:
     assert "GRAPHMEM_TIERS__SLOW__CAPACITY=77" in out.stdout.splitlines()
     assert "hunter2" not in out.stdout
     assert "GRAPHMEM_STORE__NEO4J_PASSWORD=**********" in out.stdout.splitlines()
+    lines = out.stdout.splitlines()  # the tuning section last, after a note that says so
+    note = next(i for i, line in enumerate(lines) if line.startswith("# tuning"))
+    assert "not operator settings" in lines[note]
+    assert lines[note + 1:] and all(line.startswith("GRAPHMEM_TUNING__")
+                                    for line in lines[note + 1:])
+    assert not any(line.startswith("GRAPHMEM_TUNING__") for line in lines[:note])
     as_json = json.loads(subprocess.run([GM, "config", "show", "--json"], capture_output=True,
                                         text=True, env=env, timeout=120).stdout)
     assert as_json["tiers"]["slow"]["capacity"] == 77

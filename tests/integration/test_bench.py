@@ -344,8 +344,8 @@ def test_the_api_bench_server_runs_the_chosen_model(
             monkeypatch.setenv(name, value)
     settings = Settings()
     assert settings.embedding.quantize is quantized
-    assert settings.embedding.quantize_queries is not float_queries
-    assert settings.embedding.bf16_batches is not float_batches
+    assert settings.tuning.quantize_queries is not float_queries
+    assert settings.tuning.bf16_batches is not float_batches
     assert settings.embedding.verify_store is False and settings.scheduler is False
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from graphmem import GraphMemory
-from graphmem.config import EmbeddingConfig, GraphMemConfig
+from graphmem.config import EmbeddingConfig, GraphMemConfig, TuningConfig
 from graphmem.engine import bf16_embedding
 from graphmem.engine.onnx_embedding import OnnxEmbedder
 from graphmem.errors import EmbeddingMismatchError
@@ -29,7 +29,7 @@ TEXTS = ["the deploy failed", "Caroline: I went to the LGBTQ support group yeste
 
 
 def _float(texts: list[str]) -> np.ndarray:
-    return OnnxEmbedder(EmbeddingConfig(bf16_batches=False)).embed(texts)
+    return OnnxEmbedder(tuning=TuningConfig(bf16_batches=False)).embed(texts)
 
 
 def test_a_batch_runs_bfloat16_and_stays_close_to_the_float_vectors() -> None:
@@ -54,11 +54,13 @@ def test_small_batches_queries_and_the_int8_model_keep_onnx() -> None:
     embedder.embed([TEXTS[0]])
     assert embedder._bf16 is not None and not embedder._bf16.loaded
     assert OnnxEmbedder(EmbeddingConfig(quantize=True))._ready() is not None
-    for config in (EmbeddingConfig(bf16_batches=False), EmbeddingConfig(quantize=True)):
-        other = OnnxEmbedder(config)
+    for config, tuning in ((EmbeddingConfig(), TuningConfig(bf16_batches=False)),
+                           (EmbeddingConfig(quantize=True), TuningConfig())):
+        other = OnnxEmbedder(config, tuning)
         other.embed(TEXTS)
         assert other._bf16 is None
-    raised = OnnxEmbedder(EmbeddingConfig(bf16_min_batch=20))
+    raised = OnnxEmbedder(EmbeddingConfig())
+    raised.bf16_min_batch = 20
     assert np.allclose(raised.embed(TEXTS), _float(TEXTS), atol=1e-6)
 
 
@@ -87,7 +89,7 @@ def test_a_store_written_in_batches_passes_the_model_check(tmp_path: Path) -> No
     with GraphMemory.open(tmp_path, embedder=embedder) as mem:
         mem.store_many([{"content": t} for t in TEXTS if t.strip()], namespace="ops")
         assert embedder._bf16 is not None and embedder._bf16.loaded
-    float_only = GraphMemConfig(embedding=EmbeddingConfig(bf16_batches=False))
+    float_only = GraphMemConfig(tuning=TuningConfig(bf16_batches=False))
     with GraphMemory.open(tmp_path, config=float_only) as mem:
         hits = mem.retrieve("why did the deploy fail?", namespace="ops")
         assert hits and hits[0].memory.content == "the deploy failed"
@@ -110,7 +112,7 @@ def test_a_conversation_ranks_as_well_with_bfloat16_memories() -> None:
 
     got = {}
     for bf16 in (True, False):
-        embedder = OnnxEmbedder(EmbeddingConfig(bf16_batches=bf16))
+        embedder = OnnxEmbedder(tuning=TuningConfig(bf16_batches=bf16))
         r = run_locomo(LOCOMO, convs=["26"], embedder=embedder, progress=lambda _: None)
         got[bf16] = r["systems"]["graphmem"]["overall"]
         assert (embedder._bf16 is not None and embedder._bf16.loaded) is bf16

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from graphmem import GraphMemory
-from graphmem.config import EmbeddingConfig, GraphMemConfig
+from graphmem.config import EmbeddingConfig, GraphMemConfig, TuningConfig
 from graphmem.engine import onnx_build, onnx_export
 from graphmem.engine.embedding import default_model_path
 from graphmem.engine.onnx_embedding import OnnxEmbedder
@@ -54,14 +54,14 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     code = (
         "import json, sys\n"
         "import numpy as np\n"
-        "from graphmem.config import EmbeddingConfig\n"
+        "from graphmem.config import EmbeddingConfig, TuningConfig\n"
         "from graphmem.engine.embedding import make_embedder\n"
         f"texts = [str(t) for t in np.load({str(FIXTURE)!r})['texts']]\n"
         f"e = make_embedder(EmbeddingConfig(cache_dir={str(cache)!r}))\n"
         "alone = np.concatenate([e.embed([t]) for t in texts])\n"
         "queries = e.embed_queries(texts)\n"
-        f"batch = make_embedder(EmbeddingConfig(cache_dir={str(cache)!r}, "
-        "bf16_batches=False)).embed(texts)\n"
+        f"batch = make_embedder(EmbeddingConfig(cache_dir={str(cache)!r}), "
+        "TuningConfig(bf16_batches=False)).embed(texts)\n"
         f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
         "print(json.dumps({'heavy': heavy, 'alone': alone.tolist(), 'batch': batch.tolist(),"
         " 'queries': queries.tolist(), 'file': e.model_file.name,"
@@ -176,8 +176,8 @@ def test_a_store_written_with_the_torch_export_opens_with_the_built_files(
     monkeypatch.setattr(onnx_build, "supported", lambda folder: False)  # today's route
     settings: dict[str, dict[str, Any]] = {"float": {}, "int8": {"quantize": True}}
     for namespace, extra in settings.items():
-        config = GraphMemConfig(embedding=EmbeddingConfig(
-            cache_dir=str(torch_cache), bf16_batches=False, **extra))
+        config = GraphMemConfig(embedding=EmbeddingConfig(cache_dir=str(torch_cache), **extra),
+                                tuning=TuningConfig(bf16_batches=False))
         with GraphMemory.open(data, config=config) as mem:
             if namespace == "float":
                 mem.store_many([{"content": t} for t in texts if t.strip()],
@@ -188,8 +188,8 @@ def test_a_store_written_with_the_torch_export_opens_with_the_built_files(
                     mem.store(text, namespace=namespace)
     monkeypatch.undo()
     for namespace, extra in settings.items():
-        config = GraphMemConfig(embedding=EmbeddingConfig(
-            cache_dir=str(built["cache"]), bf16_batches=False, **extra))
+        config = GraphMemConfig(embedding=EmbeddingConfig(cache_dir=str(built["cache"]), **extra),
+                                tuning=TuningConfig(bf16_batches=False))
         with GraphMemory.open(data, config=config) as mem:
             assert mem.retrieve("why did the deploy fail?", namespace=namespace)
             assert mem.core.vectors.checked == {namespace}

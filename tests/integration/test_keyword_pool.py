@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from graphmem import GraphMemory
-from graphmem.config import RetrievalConfig
+from graphmem.config import TuningConfig
 
 NS = "ops"
 WORDS = ["deploy", "rollback", "migration", "cache", "index", "queue", "billing", "login"]
@@ -34,12 +34,12 @@ def test_the_store_sets_the_pool_unless_the_config_does(mem: GraphMemory) -> Non
     mem.retrieve("why did the rollback fail", namespace=NS, record_access=False)
     assert asked == [want]
     mem._retriever.config = mem.config.model_copy(
-        update={"retrieval": RetrievalConfig(keyword_pool=120)})
+        update={"tuning": TuningConfig(keyword_pool=120)})
     mem.retrieve("why did the login fail", namespace=NS, record_access=False)
     assert asked == [want, 120]
 
 
 def test_a_pool_must_be_positive() -> None:
     with pytest.raises(ValueError):
-        RetrievalConfig(keyword_pool=0)
-    assert RetrievalConfig().keyword_pool is None
+        TuningConfig(keyword_pool=0)
+    assert TuningConfig().keyword_pool is None

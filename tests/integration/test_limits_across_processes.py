@@ -347,10 +347,10 @@ def test_maintenance_lease_of_a_dead_process_is_taken_over_a_live_one_skipped(
 def test_a_run_that_lost_its_lease_stops(tmp_path: Path, clock: Clock) -> None:
     """A run renews its lease page by page; when another run took it meanwhile (the run
     outlived its lease), it stops instead of running beside it."""
-    from graphmem.config import DynamicsConfig
+    from graphmem.config import TuningConfig
     from graphmem.engine.maintenance import LEASE
 
-    config = GraphMemConfig(dynamics=DynamicsConfig(maintenance_batch=1))
+    config = GraphMemConfig(tuning=TuningConfig(maintenance_batch=1))
     with GraphMemory.open(tmp_path, config=config, clock=clock,
                           embedder=FakeEmbedder()) as mem:
         for i in range(3):

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphmem.config import EmbeddingConfig
+from graphmem.config import EmbeddingConfig, TuningConfig
 from graphmem.engine.embedding import (
     SentenceTransformerEmbedder,
     default_model_path,
@@ -27,8 +27,9 @@ def test_the_backend_is_chosen_by_config() -> None:
 
 @pytest.mark.model
 def test_onnx_vectors_equal_the_torch_ones(tmp_path: Path) -> None:
-    onnx = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), batch_size=4,
-                                        bf16_batches=False))  # the float model
+    onnx = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)),
+                        TuningConfig(bf16_batches=False))  # the float model
+    onnx.batch_size = 4
     torch = SentenceTransformerEmbedder(EmbeddingConfig(backend="torch"))
     a, b = onnx.embed(TEXTS), torch.embed(TEXTS)
     assert a.shape == b.shape == (len(TEXTS), 384) and a.dtype == np.float32
@@ -56,12 +57,14 @@ def test_the_export_happens_once_and_leaves_no_partial_file(tmp_path: Path) -> N
 def test_the_float_model_runs_fused_with_the_plain_files_vectors(tmp_path: Path) -> None:
     import onnx
 
-    fused = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), batch_size=4))
+    fused = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)))
+    fused.batch_size = 4
     got = fused.embed(TEXTS)
     assert fused.model_file is not None and fused.model_file.name.endswith("-fused.onnx")
     ops = {n.op_type for n in onnx.load(str(fused.model_file)).graph.node}
     assert {"Attention", "SkipLayerNormalization", "EmbedLayerNormalization"} <= ops
-    plain = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), batch_size=4))
+    plain = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)))
+    plain.batch_size = 4
     plain._ready()
     plain._session = _session(fused.model_file.with_name(
         fused.model_file.name.replace("-fused", "")))
@@ -94,7 +97,8 @@ def test_a_fused_file_that_gives_other_vectors_is_not_kept(
         return graph
 
     monkeypatch.setattr(optimizer, "optimize_model", wrong)
-    embedder = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), bf16_batches=False))
+    embedder = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)),
+                            TuningConfig(bf16_batches=False))
     got = embedder.embed(TEXTS)
     assert embedder.model_file is not None
     plain = embedder.model_file.with_name(embedder.model_file.name.replace("-fused", ""))
@@ -122,7 +126,7 @@ def test_a_fused_file_that_gives_other_vectors_is_not_kept(
 def test_threads_may_embed_at_once(tmp_path: Path) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    onnx = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), bf16_batches=False))
+    onnx = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)), TuningConfig(bf16_batches=False))
     want = onnx.embed(TEXTS)
     with ThreadPoolExecutor(8) as pool:
         got = list(pool.map(lambda i: onnx.embed([TEXTS[i % len(TEXTS)]])[0], range(64)))
@@ -137,8 +141,8 @@ def test_the_int8_model_is_made_once_beside_the_float_one_and_stays_close(
 
     root = logging.getLogger()
     before = root.level
-    exact = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path),
-                                         quantize_queries=False)).embed(TEXTS)
+    exact = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)),
+                         TuningConfig(quantize_queries=False)).embed(TEXTS)
     quant = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), quantize=True))
     got = quant.embed(TEXTS)
     names = sorted(p.name for p in tmp_path.rglob("*"))
@@ -177,16 +181,16 @@ def test_a_process_with_an_exported_model_embeds_without_torch(tmp_path: Path) -
     import sys
 
     # exports once (plain and fused); the child makes the query model (ADR 0046) itself
-    float_only = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), quantize_queries=False,
-                                              bf16_batches=False))
+    float_only = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)),
+                              TuningConfig(quantize_queries=False, bf16_batches=False))
     want = float_only.embed(TEXTS)
     assert not list(tmp_path.rglob("*-int8-7bit.onnx"))
     code = (
         "import json, sys\n"
-        "from graphmem.config import EmbeddingConfig\n"
+        "from graphmem.config import EmbeddingConfig, TuningConfig\n"
         "from graphmem.engine.embedding import make_embedder\n"
-        f"e = make_embedder(EmbeddingConfig(cache_dir={str(tmp_path)!r}, "
-        "bf16_batches=False))\n"
+        f"e = make_embedder(EmbeddingConfig(cache_dir={str(tmp_path)!r}), "
+        "TuningConfig(bf16_batches=False))\n"
         f"v, q = e.embed({TEXTS!r}), e.embed_queries({TEXTS!r})\n"
         "heavy = sorted(m for m in ('torch', 'transformers', 'sentence_transformers')"
         " if m in sys.modules)\n"

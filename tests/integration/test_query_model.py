@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from graphmem import GraphMemory
-from graphmem.config import EmbeddingConfig
+from graphmem.config import EmbeddingConfig, TuningConfig
 from graphmem.engine import onnx_export
 from graphmem.engine.onnx_embedding import OnnxEmbedder
 from graphmem.engine.query_batcher import QueryBatcher
@@ -35,14 +35,14 @@ def test_queries_take_the_int8_file_and_memories_keep_the_float_vectors(
         float_files: tuple[Path, Path]) -> None:
     import onnx
 
-    default = OnnxEmbedder(EmbeddingConfig(bf16_batches=False))  # float batches (ADR 0049 off)
+    default = OnnxEmbedder(tuning=TuningConfig(bf16_batches=False))  # float batches (ADR 0049 off)
     memories, queries = default.embed(TEXTS), default.embed_queries(TEXTS)
     assert default.model_file == float_files[1]
     assert default.query_model_file is not None
     assert default.query_model_file.name.endswith("-fused-int8-7bit.onnx")
     ops = {n.op_type for n in onnx.load(str(default.query_model_file)).graph.node}
     assert "DynamicQuantizeMatMul" in ops or "MatMulInteger" in ops
-    float_only = OnnxEmbedder(EmbeddingConfig(quantize_queries=False, bf16_batches=False))
+    float_only = OnnxEmbedder(tuning=TuningConfig(quantize_queries=False, bf16_batches=False))
     assert np.allclose(float_only.embed(TEXTS), memories, atol=1e-6)  # memories: float
     assert np.allclose(float_only.embed_queries(TEXTS), memories, atol=1e-6)
     cosines = (queries * memories).sum(axis=1)
@@ -57,20 +57,19 @@ def test_queries_take_the_int8_file_and_memories_keep_the_float_vectors(
 
 @pytest.mark.model
 def test_the_query_model_runs_on_its_own_thread_count(float_files: tuple[Path, Path]) -> None:
-    """ADR 0056: the int8 query session on ``query_threads`` (one by default), the memories'
+    """ADR 0056: the int8 query session on ``OnnxEmbedder.query_threads`` (one), the memories'
     float session on two (where there are two cores); the vectors are the same either way."""
     from graphmem.engine.onnx_embedding import _threads
 
-    one = OnnxEmbedder(EmbeddingConfig(bf16_batches=False))
+    one = OnnxEmbedder(tuning=TuningConfig(bf16_batches=False))
     vectors = one.embed_queries(TEXTS)
     assert one._query_session is not one._session
     assert one._query_session.get_session_options().intra_op_num_threads == 1
     assert one._session.get_session_options().intra_op_num_threads == _threads()
-    two = OnnxEmbedder(EmbeddingConfig(bf16_batches=False, query_threads=2))
+    two = OnnxEmbedder(tuning=TuningConfig(bf16_batches=False))
+    two.query_threads = 2
     assert np.allclose(two.embed_queries(TEXTS), vectors, atol=1e-5)
     assert two._query_session.get_session_options().intra_op_num_threads == 2
-    with pytest.raises(ValueError):
-        EmbeddingConfig(query_threads=0)
 
 
 @pytest.mark.model
@@ -80,7 +79,8 @@ def test_a_query_model_that_strays_is_not_kept(
     for f in float_files:  # a cache holding the float files only: the query model is made
         shutil.copyfile(f, tmp_path / f.name)
     monkeypatch.setattr(onnx_export, "QUERY_GAP", 1e-7)  # int8 strays further than this
-    embedder = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path), bf16_batches=False))
+    embedder = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)),
+                            TuningConfig(bf16_batches=False))
     memories = embedder.embed(TEXTS)
     assert "strays from the float one" in caplog.text
     assert embedder.query_model_file is not None and embedder.model_file is not None
@@ -148,8 +148,8 @@ def test_a_conversation_ranks_as_well_with_int8_queries() -> None:
 
     got = {}
     for quantize_queries in (True, False):  # float memories, so only the queries differ
-        embedder = OnnxEmbedder(EmbeddingConfig(quantize_queries=quantize_queries,
-                                                bf16_batches=False))
+        embedder = OnnxEmbedder(tuning=TuningConfig(quantize_queries=quantize_queries,
+                                                    bf16_batches=False))
         r = run_locomo(LOCOMO, convs=["26"], embedder=embedder, progress=lambda _: None)
         got[quantize_queries] = r["systems"]["graphmem"]["overall"]
     assert got[False]["recall@10"] > 0.6  # the float baseline is the real pipeline's

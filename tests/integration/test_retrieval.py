@@ -178,9 +178,9 @@ def test_keyword_seeds_take_the_newest_matches_only_over_the_postings_budget(
     """A term in more memories than ``seed_postings`` would make the full-text engine score
     every posting (time linear in the namespace): the store is asked for its newest matches
     then, and only then (ADR 0011)."""
-    from graphmem.config import GraphMemConfig, RetrievalConfig
+    from graphmem.config import GraphMemConfig, TuningConfig
 
-    config = GraphMemConfig(retrieval=RetrievalConfig(seed_postings=3))
+    config = GraphMemConfig(tuning=TuningConfig(seed_postings=3))
     mem = GraphMemory.open(str(tmp_path / "d"), embedder=fake_embedder, config=config)
     try:
         for i in range(5):

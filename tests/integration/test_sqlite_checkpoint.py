@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphmem.config import StoreConfig
 from graphmem.models import Memory
 from graphmem.store.base import WriteBatch
 from graphmem.store.sqlite.checkpoint import BACKSTOP_PAGES, Checkpointer
@@ -77,20 +76,6 @@ def test_the_thread_copies_the_log_and_nothing_is_lost(tmp_path: Path) -> None:
         assert set(got) == {"m000000", "m001509"}
     finally:
         reopened.close()
-
-
-def test_without_the_thread_sqlite_checkpoints_in_the_commit(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path, dim=DIM,
-                        config=StoreConfig(sqlite_background_checkpoint=False))
-    store.open()
-    try:
-        assert store._checkpoints is None
-        assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
-        for start in range(0, 3000, 250):
-            store.apply(_batch(start, 250))
-        assert _log_pages(tmp_path) < 1000  # the commits checkpointed, the log started over
-    finally:
-        store.close()
 
 
 def test_a_failed_checkpoint_is_logged_not_raised(tmp_path: Path,

@@ -372,7 +372,7 @@ def test_maintenance_compacts_stale_vectors_once_enough_wait(mem: GraphMemory,
         mem.update(i, namespace=NS, content=f"note {n} about the release, rewritten")
     assert mem.maintain().compacted == 0  # the default waits for 1000 stale nodes
     eager = GraphMemory(mem.backend, config=mem.config.model_copy(update={
-        "dynamics": mem.config.dynamics.model_copy(update={"compact_min_stale": 1})}),
+        "tuning": mem.config.tuning.model_copy(update={"compact_min_stale": 1})}),
         clock=clock, embedder=mem.embedder)
     assert eager.maintain(dry_run=True).compacted == 0  # a dry run changes nothing
     report = eager.maintain()

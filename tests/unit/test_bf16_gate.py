@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from graphmem.config import EmbeddingConfig
+from graphmem.config import TuningConfig
 from graphmem.engine import bf16_embedding
 from graphmem.engine.bf16_embedding import Bf16Transformer, cpu_flags, supported
 
@@ -40,5 +40,7 @@ def test_constructing_loads_nothing(tmp_path: Path) -> None:
 
 
 def test_the_config_turns_it_off_and_sets_the_smallest_batch() -> None:
-    assert EmbeddingConfig().bf16_batches and EmbeddingConfig().bf16_min_batch == 8
-    assert not EmbeddingConfig(bf16_batches=False).bf16_batches
+    from graphmem.engine.onnx_embedding import OnnxEmbedder
+
+    assert TuningConfig().bf16_batches and OnnxEmbedder.bf16_min_batch == 8
+    assert not TuningConfig(bf16_batches=False).bf16_batches

@@ -67,7 +67,6 @@ from graphmem.store.sqlite.context import SQLiteContext
 from graphmem.store.sqlite.lock import FolderLock
 from graphmem.store.sqlite.rwlock import RWLock
 from graphmem.store.sqlite.schema import migrate
-from graphmem.store.sqlite.warm_up import WarmUp
 
 log = logging.getLogger(__name__)
 
@@ -119,10 +118,8 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
         self._vectors: dict[str, VectorIndex] = {}
         self._ann = AnnKeeper(self.folder, dim, self.config)
         self._rows = row_files.RowFiles(self.folder, dim)
-        self._warm_up = WarmUp(self.folder / DB_FILE)
-        self._checkpoints = (Checkpointer(self.folder / DB_FILE,
-                                          busy_timeout_ms=self.config.busy_timeout_ms)
-                             if self.config.sqlite_background_checkpoint else None)
+        self._checkpoints = Checkpointer(self.folder / DB_FILE,
+                                         busy_timeout_ms=self.config.busy_timeout_ms)
 
     # lifecycle ------------------------------------------------------------------------------
     def open(self) -> None:
@@ -140,8 +137,8 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
                                    check_same_thread=False)
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute(f"PRAGMA synchronous = {self.config.sqlite_synchronous}")
-            if self._checkpoints is not None:  # the checkpoints run beside (ADR 0044)
-                conn.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")
+            # the checkpoints run beside the commits (ADR 0044)
+            conn.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")
             # a write whose rows fire triggers (the kept counts, ADR 0034) opens a statement
             # journal per statement: a temporary file cost ~18 us a row, memory ~3
             conn.execute("PRAGMA temp_store = MEMORY")
@@ -167,7 +164,6 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
 
     def close(self) -> None:
         self._ann.stop()  # outside the lock: a finishing build takes it
-        self._warm_up.stop()
         with self._guard(write=True), self._lock.write():
             if self._conn is not None:
                 self._merge_fts(at_least=_FTS_MERGE_AT_CLOSE)  # a bulk load ends merged
@@ -177,8 +173,8 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
                         self._rows.save(ns, row_files.read_epoch(self._conn, ns),
                                         index.arrays(),
                                         row_files.count_memories(self._conn, ns))
-                if self._checkpoints is not None:  # the last writes are in; closing the
-                    self._checkpoints.stop()  # last connection checkpoints what is left
+                # the last writes are in; closing the last connection checkpoints what is left
+                self._checkpoints.stop()
                 self._conn.close()
                 self._conn = None
             with self._readers_lock:
@@ -279,12 +275,6 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
         """Until the product codes being built are installed (benchmarks, tests)."""
         self._ann.wait(timeout)
 
-    def wait_for_warm_up(self, timeout: float | None = None) -> float | None:
-        """Until the warm-up's read of the tables ended; its seconds (None: it did not run
-        to its end)."""
-        self._warm_up.wait(timeout)
-        return self._warm_up.seconds
-
     def ann_states(self) -> dict[str, str]:
         """namespace -> loaded | built | building | exact, for namespaces past ``ann_min``."""
         return dict(self._ann.state)
@@ -304,8 +294,7 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
         try:
             work(conn)
             conn.execute("COMMIT")
-            if self._checkpoints is not None:
-                self._checkpoints.committed()
+            self._checkpoints.committed()
         except sqlite3.Error as exc:
             self._rollback(conn)
             raise StoreError(f"write failed, nothing was written: {exc}") from exc
