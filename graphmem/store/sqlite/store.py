@@ -148,8 +148,6 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
             self._vectors.update(sqlite_caches.load_indexes(conn, self.folder, self.dim,
                                                             self.config, self._rows))
             self._ann.after_open(conn, self._lock, self._vectors)
-            if self.config.sqlite_warm_up:
-                self._warm_up.start()
         except sqlite3.Error as exc:
             self._folder_lock.release()
             raise StoreError(f"cannot open {self.folder / DB_FILE}: {exc}") from exc
