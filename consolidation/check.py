@@ -17,7 +17,8 @@ import logging
 import re
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from graphmem.consolidation.plan import Plan, cluster_batch
@@ -53,16 +54,15 @@ def retrieval_check(core: Core, plan: Plan) -> dict[str, Any]:
             continue
         for _, kind, _ in probes:
             kinds[kind] += 1
-        with _Scratch(core, ns) as scratch:
-            assert scratch.retriever is not None
-            _ask(scratch.retriever, ns, probes, asked, hits, "before")
+        with _scratch(core, ns) as scratch:
+            _ask(scratch, ns, probes, asked, hits, "before")
             for c in plan.clusters:
                 if c["namespace"] == ns and c["summary"]:
                     found = scratch.core.store.get_memories(ns, c["members"])
                     scratch.core.apply(cluster_batch(core, plan.run_id, c,
                                                      plan.vectors[c["summary"]["id"]],
                                                      plan.now, found))
-            _ask(scratch.retriever, ns, probes, asked, hits, "after")
+            _ask(scratch, ns, probes, asked, hits, "after")
         asked += len(probes)
     out: dict[str, Any] = {"queries": asked, "members": len(sample), "probes": kinds,
                            "view": cfg.check_view, "max_loss": cfg.max_recall_loss}
@@ -137,47 +137,29 @@ def _rare_words(core: Core, ns: str, m: Memory, n: int = 4) -> list[str]:
     return [seen[t] for t in rarest]
 
 
-class _Scratch:
+@contextmanager
+def _scratch(core: Core, ns: str) -> Iterator[Retriever]:
     """A throw-away embedded store holding a copy of one namespace (memories with their
     vectors, and edges), with the same configuration, clock and embedder, and a retrieval
-    pipeline over it (``core``: the scratch's own)."""
+    pipeline over it (``.core``: the scratch's own)."""
+    from graphmem.engine.core import Core
+    from graphmem.engine.retrieval import Retriever
+    from graphmem.store import make_store
 
-    def __init__(self, core: Core, ns: str) -> None:
-        self.source, self.ns = core, ns
-        self.folder = tempfile.mkdtemp(prefix="graphmem-check-")
-        self.store: Any = None
-        self.retriever: Retriever | None = None
-
-    @property
-    def core(self) -> Core:
-        assert self.retriever is not None
-        return self.retriever.core
-
-    def __enter__(self) -> _Scratch:
-        from graphmem.engine.core import Core
-        from graphmem.engine.retrieval import Retriever
-        from graphmem.store import make_store
-
-        src = self.source
-        self.store = make_store(self.folder, src.config)
-        self.store.open()
-        try:
-            self.retriever = Retriever(Core(self.store, src.embedder, src.analyzer, src.config,
-                                            src.clock))
-            for page in src.store.iter_memories(self.ns, embeddings=True):
-                self.core.apply(WriteBatch(self.ns, memories=page))
-            for edges in src.store.iter_edges(self.ns):
-                self.core.apply(WriteBatch(self.ns, edges=edges))
-        except BaseException:
-            self.__exit__()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.retriever is not None:
-            self.retriever.close()
-            self.retriever = None
-        if self.store is not None:
-            self.store.close()
-            self.store = None
-        shutil.rmtree(self.folder, ignore_errors=True)
+    folder = tempfile.mkdtemp(prefix="graphmem-check-")
+    store = retriever = None
+    try:
+        store = make_store(folder, core.config)
+        store.open()
+        retriever = Retriever(Core(store, core.embedder, core.analyzer, core.config, core.clock))
+        for page in core.store.iter_memories(ns, embeddings=True):
+            retriever.core.apply(WriteBatch(ns, memories=page))
+        for edges in core.store.iter_edges(ns):
+            retriever.core.apply(WriteBatch(ns, edges=edges))
+        yield retriever
+    finally:
+        if retriever is not None:
+            retriever.close()
+        if store is not None:
+            store.close()
+        shutil.rmtree(folder, ignore_errors=True)
