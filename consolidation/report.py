@@ -77,39 +77,8 @@ def check_lines(check: dict[str, Any]) -> list[str]:
 
 
 def markdown(r: dict[str, Any]) -> str:
-    lines = [
-        f"# Consolidation run {r['run_id']}", "",
-        f"Status **{r['status']}** - namespace {r['namespace'] or 'all'} - {r['generated_at']}",
-        "",
-        f"- {r['candidates']} candidates, {r['clusters']} clusters "
-        f"({r['policies']['compressed']} compressed, {r['policies']['loose']} loose, "
-        f"{r['policies']['digest']} digests, {r['policies']['keep_all']} kept whole); "
-        f"{r.get('unclustered', 0)} candidates in no cluster",
-        f"- {r['summaries']} summaries written, {r['archived']} memories archived (restorable: "
-        f"`graphmem rollback {r['run_id']}`), {r['kept']} kept active",
-        "- retrieval check:", *[f"  - {line}" for line in r.get("check_lines", [])], "",
-        "| tier | before | after |", "|---|---:|---:|",
-        *[f"| {t} | {r['tiers_before'][t]} | {r['tiers_after'][t]} |" for t in TIERS], "",
-        "## Clusters", ""]
-    for c in r["cluster_details"]:
-        lines += [f"### {c['key']} - {c['policy']} ({c['size']} memories, coherence "
-                  f"{c['coherence']})", "", f"{c['reason']}; {c['span'][0][:10]} to "
-                  f"{c['span'][1][:10]}; kept {c['kept']}, archived {c['archived']}.", ""]
-        if c["summary"]:
-            lines += [f"> {c['summary']}", ""]
-        lines += ["| member | action | why |", "|---|---|---|"]
-        lines += [f"| `{m['id'][:8]}` {_cell(m['preview'])} | {m['action']} | "
-                  f"{_cell(m['why'])} |" for m in c["members"]] + [""]
-    if r.get("unclustered"):
-        lines += ["## Candidates in no cluster", "",
-                  *[f"- {n}: {why}" for why, n in r["unclustered_why"].items()], "",
-                  "| candidate | why |", "|---|---|",
-                  *[f"| `{u['id'][:8]}` {_cell(u['preview'])} | {_cell(u['why'])} |"
-                    for u in r["unclustered_sample"]], ""]
-        if r["unclustered"] > len(r["unclustered_sample"]):
-            lines += [f"(the first {len(r['unclustered_sample'])} of {r['unclustered']}; "
-                      "the run's JSON lists them all)", ""]
-    return "\n".join(lines)
+    """The report as Markdown, rendered from ``templates/report.md.j2``."""
+    return _render("report.md.j2", False, r=r, tiers=TIERS).removesuffix("\n")
 
 
 def _cell(text: str) -> str:
@@ -161,15 +130,20 @@ def plots(r: dict[str, Any]) -> dict[str, str]:
 
 def html_page(r: dict[str, Any]) -> str:
     """A self-contained page rendered from ``templates/report.html.j2`` (autoescaped)."""
+    return _render("report.html.j2", True, r=r, plots=plots(r), tiers=TIERS)
+
+
+def _render(template: str, autoescape: bool, **values: Any) -> str:
     from importlib.resources import files
 
     import jinja2
 
-    source = (files("graphmem.consolidation") / "templates" / "report.html.j2").read_text(
+    source = (files("graphmem.consolidation") / "templates" / template).read_text(
         encoding="utf-8")
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
+    env = jinja2.Environment(autoescape=autoescape, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
-    return env.from_string(source).render(r=r, plots=plots(r), tiers=TIERS)
+    env.filters["cell"] = _cell
+    return env.from_string(source).render(**values)
 
 
 def render(r: dict[str, Any], fmt: str) -> str:
