@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, MutableMapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import AuthError, ForbiddenError
+
+if TYPE_CHECKING:
+    from graphmem.api.keys import KeyStore
 
 ROLES = ("reader", "writer", "admin")
 _RANK = {r: i for i, r in enumerate(ROLES)}
@@ -48,13 +51,7 @@ DEV = Principal("dev", frozenset({"*"}), "admin")
 VERIFIED = "graphmem.principal"
 
 
-class Keys(Protocol):
-    """What ``identify`` needs of the key store (``graphmem.api.keys.KeyStore``)."""
-
-    def verify(self, key: str) -> Principal | None: ...
-
-
-def identify(scope: MutableMapping[str, Any], keys: Keys | None, *, open: bool = False
+def identify(scope: MutableMapping[str, Any], keys: KeyStore | None, *, open: bool = False
              ) -> Principal:
     """The caller of a request (its ASGI ``scope``): the ``Authorization: Bearer`` key
     verified once, its verdict kept in the scope's state for the rest of the request (the

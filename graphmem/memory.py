@@ -12,24 +12,28 @@ from graphmem.config import GraphMemConfig
 from graphmem.engine import reads
 from graphmem.engine import records as _records
 from graphmem.engine.access import AccessLog
-from graphmem.engine.agents import AgentMethods, CaptureGate
+from graphmem.engine.agents import Agents
 from graphmem.engine.core import Clock, Core
 from graphmem.engine.edits import Editor
 from graphmem.engine.embedding import Embedder, make_embedder
 from graphmem.engine.events import Subscription
 from graphmem.engine.maintenance import Maintainer, MaintenanceReport
 from graphmem.engine.retrieval import Retriever
-from graphmem.engine.session_context import SessionContextMethods
+from graphmem.engine.session_context import ContextEntry, SessionContext
 from graphmem.engine.writes import Writer
 from graphmem.models import (
+    ConsensusRecord,
+    HistoryEntry,
     IndexEntry,
     Memory,
     MemoryInput,
+    MemoryPage,
     Relation,
     RelationSpec,
     RelationType,
     RetrievalResult,
     Status,
+    StreamSummary,
     Tier,
     Transition,
     utcnow,
@@ -40,12 +44,13 @@ from graphmem.rules.ttl import seen, seen_all
 from graphmem.store.base import Counts, KeyRecords, MemoryStore
 
 
-class GraphMemory(AgentMethods, SessionContextMethods):
+class GraphMemory:
     """Long-term memory for agents over one store: the facade every face (Python, REST,
     MCP, CLI) calls. It validates, takes the in-process write lock where a call writes, and
     delegates to the core's parts (``writes``, ``edits``, ``access``, ``retrieval``,
     ``maintenance``, ``consolidation``, ``reads``, ``records``; ``agents`` for listing,
-    history, validity, consensus, streams and tool capture). Thread-safe.
+    history, validity, consensus, streams and tool capture; ``session_context`` for the
+    short-term context). Thread-safe.
 
     Example:
         >>> import tempfile
@@ -68,7 +73,8 @@ class GraphMemory(AgentMethods, SessionContextMethods):
         self._access = AccessLog(self.core, self._write_lock)
         self._retriever = Retriever(self.core, self._access)
         self._maintainer = Maintainer(self.core, self._write_lock)
-        self._capture = CaptureGate(config.capture)
+        self._agents = Agents(self.core, self._retriever, self._write_lock)
+        self._sessions = SessionContext(self.core)
         self.backend, self.config, self.clock = store, config, self.core.clock
         self.embedder: Embedder = self.core.embedder
 
@@ -346,6 +352,150 @@ class GraphMemory(AgentMethods, SessionContextMethods):
 
     def namespaces(self) -> list[str]:
         return self.backend.namespaces()
+
+    # -- what agents remember (ADR 0013) --------------------------------------------------
+    def activity(self, *, namespace: str) -> dict[str, Any]:
+        """This process's hot-cache hits / misses and tool events captured / skipped /
+        dropped in the namespace (cheap: for ``/metrics``; ``stats`` includes it)."""
+        return self._agents.activity(v.namespace(namespace))
+
+    def list_page(self, *, namespace: str, type: str | Sequence[str] | None = None,
+                  source: str | None = None, session_id: str | None = None,
+                  topic: str | None = None, tier: str | None = None,
+                  status: str | None = "active", since: Any = None, until: Any = None,
+                  sort: str = "created_at", order: str = "desc", limit: int = 50,
+                  cursor: str | None = None) -> MemoryPage:
+        """Memories matching every filter given, sorted (``created_at`` - the event time -,
+        ``stored_at``, ``updated_at``, ``last_accessed_at`` or ``importance``; ``asc`` or
+        ``desc``), a page at a time: pass the page's ``next_cursor`` for the next one.
+        ``since`` / ``until``: event time, at or after / before. ``status=None``: all."""
+        return self._agents.list_page(v.namespace(namespace), type, source, session_id, topic,
+                                      tier, status, since, until, sort, order, limit, cursor)
+
+    def history(self, id: str, *, namespace: str) -> list[HistoryEntry]:
+        """Every version of the memory's content and every change of its fields, tier or
+        status, oldest first, each with its time and reason (from the recorded transitions:
+        an update keeps the content it replaced)."""
+        return self._agents.history(v.namespace(namespace), id)
+
+    def delete_all(self, *, namespace: str, confirm: str) -> int:
+        """Hard-delete every memory of the namespace (and its edges and prior contents);
+        ``confirm`` must repeat the namespace. Returns how many were deleted. Batches of
+        1000: an interrupted call deletes the rest when run again."""
+        return self._agents.delete_all(v.namespace(namespace), confirm)  # locks per batch
+
+    def supersede(self, old_id: str, new_id: str, *, namespace: str,
+                  reason: str | None = None) -> Memory:
+        """``new_id`` replaces ``old_id``: the old memory's validity ends where the new one's
+        begins (now, if that is not later than the old one's start), it records
+        ``superseded_by`` and a ``supersede`` transition, the new one REFERENCES it, and a
+        CONTRADICTS edge between the two (a dispute now resolved) is removed."""
+        ns = v.namespace(namespace)
+        with self._write_lock:
+            return self._agents.supersede(ns, old_id, new_id, reason)
+
+    def record_consensus(self, topic: str, conclusion: str, *, namespace: str,
+                         participants: Iterable[str] = (), confidence: float = 0.8,
+                         evidence_ids: Iterable[str] = (),
+                         session_id: str | None = None) -> Memory:
+        """A debate's outcome as a ``consensus`` memory (slow tier by default) that
+        REFERENCES its evidence; participants and confidence in its metadata."""
+        item = self._agents.consensus(topic, conclusion, participants, confidence,
+                                      evidence_ids, session_id)
+        return self.store_many([item], namespace=namespace)[0]
+
+    def record_dissent(self, topic: str, agent: str, position: str, *, namespace: str,
+                       against: str | None = None) -> Memory:
+        """An agent's dissenting position as a ``dissent`` memory (source: the agent) that
+        CONTRADICTS the consensus it stands against."""
+        item = self._agents.dissent(topic, agent, position, against)
+        return self.store_many([item], namespace=namespace)[0]
+
+    def find_similar(self, topic: str, *, namespace: str, limit: int = 5
+                     ) -> list[ConsensusRecord]:
+        """Past consensus records on topics like this one (matched by meaning, not only by
+        the same words), best first, each with the dissent recorded against it."""
+        return self._agents.find_similar(topic, namespace, limit)
+
+    def dissent_for_topic(self, topic: str, *, namespace: str, limit: int = 10
+                          ) -> list[Memory]:
+        """Dissent on topics like this one: against its similar consensus records, and
+        recorded on its own; best match first."""
+        return self._agents.dissent_for_topic(topic, namespace, limit)
+
+    def stream(self, agent: str, *, namespace: str, since: Any = None, until: Any = None,
+               limit: int = 50, cursor: str | None = None,
+               status: str | None = "active") -> MemoryPage:
+        """An agent's memories (``source``) in event-time order, oldest first, a page at a
+        time (``next_cursor``); ``since`` / ``until`` bound the event time."""
+        return self.list_page(namespace=namespace, source=agent, since=since, until=until,
+                              sort="created_at", order="asc", limit=limit, cursor=cursor,
+                              status=status)
+
+    def summarize(self, *, namespace: str, agent: str | None = None,
+                  session_id: str | None = None, since: Any = None, until: Any = None,
+                  limit: int = 500) -> StreamSummary:
+        """An extractive summary (consolidation's summariser: key phrases and the most
+        representative memories) of an agent's or a session's memories in a time range,
+        with the ids of the (at most ``limit``, earliest first) memories it stands for."""
+        return self._agents.summarize(namespace, agent, session_id, since, until, limit)
+
+    def capture_tool(self, *, agent: str, tool: str, input: str, output: str, ok: bool,
+                     namespace: str, session_id: str | None = None) -> Memory | None:
+        """A tool call as a ``tool_usage`` memory of the agent (fast tier by default). None
+        when the capture lists skip the tool or the agent is over ``max_per_minute`` for it
+        (counted in the store, across processes and replicas): both are counted (``stats``,
+        ``/metrics``), never silent."""
+        ns = v.namespace(namespace)
+        item = self._agents.tool_call(ns, agent, tool, input, output, ok, session_id)
+        return None if item is None else self.store_many([item], namespace=ns)[0]
+
+    # -- session context (ADR 0063) -------------------------------------------------------
+    def context_set(self, session_id: str, key: str, value: Any, *, namespace: str,
+                    ttl: float | timedelta | None = None) -> ContextEntry:
+        """Set (or replace) one key of the session's context; it expires ``ttl`` seconds
+        from now (None: ``sessions.ttl_seconds``, one hour). ``value``: any JSON value."""
+        return self._sessions.context_set(namespace, session_id, key, value, ttl)
+
+    def context_entry(self, session_id: str, key: str, *, namespace: str
+                      ) -> ContextEntry | None:
+        """The key's entry (value and expiry); None when missing or expired."""
+        return self._sessions.context_entry(namespace, session_id, key)
+
+    def context_get(self, session_id: str, key: str, *, namespace: str) -> Any | None:
+        """The key's value; None when missing or expired."""
+        entry = self.context_entry(session_id, key, namespace=namespace)
+        return None if entry is None else entry.value
+
+    def context_entries(self, session_id: str, *, namespace: str) -> list[ContextEntry]:
+        """Every unexpired entry of the session, by key."""
+        return self._sessions.context_entries(namespace, session_id)
+
+    def context_list(self, session_id: str, *, namespace: str) -> dict[str, Any]:
+        """The session's unexpired context as {key: value}."""
+        return {e.key: e.value for e in self.context_entries(session_id, namespace=namespace)}
+
+    def context_delete(self, session_id: str, key: str | None = None, *,
+                       namespace: str) -> int:
+        """Delete one key (None: the session's whole context); the entries deleted."""
+        return self._sessions.context_delete(namespace, session_id, key)
+
+    def message_add(self, session_id: str, message: Any, *, namespace: str,
+                    ttl: float | timedelta | None = None) -> datetime:
+        """Append a message (any JSON value) to the session's recent messages; the session
+        keeps its newest ``sessions.max_messages`` (50), older ones drop in the same write.
+        Returns when this message expires."""
+        return self._sessions.message_add(namespace, session_id, message, ttl)
+
+    def messages(self, session_id: str, *, namespace: str,
+                 limit: int | None = None) -> list[Any]:
+        """The session's unexpired messages, oldest first (``limit``: only the newest; never
+        more than the session keeps)."""
+        return self._sessions.messages(namespace, session_id, limit)
+
+    def messages_clear(self, session_id: str, *, namespace: str) -> int:
+        """Delete every message of the session; the messages deleted."""
+        return self._sessions.messages_clear(namespace, session_id)
 
     # -- export / import ------------------------------------------------------------------
     def export_records(self, *, namespace: str, vectors: bool = True) -> Iterator[dict[str, Any]]:

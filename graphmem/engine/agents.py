@@ -1,9 +1,8 @@
 """What agents remember (ADR 0013): listing and history, validity in time, consensus and
 dissent, per-agent streams and their summaries, tool-usage capture.
 
-``AgentMethods`` is the agent-facing half of the facade, mixed into ``GraphMemory`` (which
-holds the core, the write lock and the parts); ``CaptureGate`` decides which tool events are
-kept."""
+``Agents`` does the work of the facade's agent-facing methods over a ``Core``;
+``CaptureGate`` decides which tool events are kept."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ import json
 import logging
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +27,7 @@ from graphmem.models import (
     Relation,
     RelationSpec,
     RelationType,
+    RetrievalResult,
     Status,
     StreamSummary,
     Transition,
@@ -125,8 +125,9 @@ def decode_cursor(cursor: str, sort: str, descending: bool) -> tuple[float, str]
     return float(key), id_
 
 
-class AgentMethods:
-    """The facade's agent-facing methods (``GraphMemory`` mixes them in).
+class Agents:
+    """Listing, history, validity, consensus and dissent, streams and tool capture over the
+    core; ``GraphMemory`` validates, stores the items built here and delegates the rest.
 
     Example:
         >>> import tempfile
@@ -139,31 +140,18 @@ class AgentMethods:
         ['created', 'update']
     """
 
-    core: Core
-    _retriever: Retriever
-    _write_lock: threading.RLock
-    _capture: CaptureGate
-    store_many: Callable[..., list[Memory]]
-    retrieve: Callable[..., Any]
+    def __init__(self, core: Core, retriever: Retriever, write_lock: threading.RLock) -> None:
+        self.core, self._retriever, self._write_lock = core, retriever, write_lock
+        self._capture = CaptureGate(core.config.capture)
 
-    def activity(self, *, namespace: str) -> dict[str, Any]:
-        """This process's hot-cache hits / misses and tool events captured / skipped /
-        dropped in the namespace (cheap: for ``/metrics``; ``stats`` includes it)."""
-        ns = v.namespace(namespace)
+    def activity(self, ns: str) -> dict[str, Any]:
         return {"cache": self._retriever.cache.stats(ns), "capture": self._capture.stats(ns)}
 
     # -- listing and history --------------------------------------------------------------
-    def list_page(self, *, namespace: str, type: str | Sequence[str] | None = None,
-                  source: str | None = None, session_id: str | None = None,
-                  topic: str | None = None, tier: str | None = None,
-                  status: str | None = "active", since: Any = None, until: Any = None,
-                  sort: str = "created_at", order: str = "desc", limit: int = 50,
-                  cursor: str | None = None) -> MemoryPage:
-        """Memories matching every filter given, sorted (``created_at`` - the event time -,
-        ``stored_at``, ``updated_at``, ``last_accessed_at`` or ``importance``; ``asc`` or
-        ``desc``), a page at a time: pass the page's ``next_cursor`` for the next one.
-        ``since`` / ``until``: event time, at or after / before. ``status=None``: all."""
-        ns = v.namespace(namespace)
+    def list_page(self, ns: str, type: str | Sequence[str] | None, source: str | None,
+                  session_id: str | None, topic: str | None, tier: str | None,
+                  status: str | None, since: Any, until: Any, sort: str, order: str,
+                  limit: int, cursor: str | None) -> MemoryPage:
         if sort not in SORT_FIELDS:
             raise ValidationError(f"unknown sort {sort!r}: one of {', '.join(SORT_FIELDS)}")
         if order not in ("asc", "desc"):
@@ -188,11 +176,7 @@ class AgentMethods:
         items = items[: spec.limit - 1]
         return MemoryPage(items, encode_cursor(sort, desc, items[-1]) if more else None)
 
-    def history(self, id: str, *, namespace: str) -> list[HistoryEntry]:
-        """Every version of the memory's content and every change of its fields, tier or
-        status, oldest first, each with its time and reason (from the recorded transitions:
-        an update keeps the content it replaced)."""
-        ns = v.namespace(namespace)
+    def history(self, ns: str, id: str) -> list[HistoryEntry]:
         m = self.core.require(ns, [id])[id]
         moves = self.core.store.transitions_of(ns, id)
         contents = [t.detail for t in moves if t.kind is TransitionKind.UPDATE
@@ -208,11 +192,7 @@ class AgentMethods:
                                     t.to_tier, t.from_status, t.to_status))
         return out
 
-    def delete_all(self, *, namespace: str, confirm: str) -> int:
-        """Hard-delete every memory of the namespace (and its edges and prior contents);
-        ``confirm`` must repeat the namespace. Returns how many were deleted. Batches of
-        1000: an interrupted call deletes the rest when run again."""
-        ns = v.namespace(namespace)
+    def delete_all(self, ns: str, confirm: str) -> int:
         if confirm != ns:
             raise ValidationError(UNCONFIRMED_DELETE)
         ids = [m.id for page in self.core.store.iter_memories(ns, embeddings=False)
@@ -224,50 +204,42 @@ class AgentMethods:
         return len(ids)
 
     # -- validity -------------------------------------------------------------------------
-    def supersede(self, old_id: str, new_id: str, *, namespace: str,
-                  reason: str | None = None) -> Memory:
-        """``new_id`` replaces ``old_id``: the old memory's validity ends where the new one's
-        begins (now, if that is not later than the old one's start), it records
-        ``superseded_by`` and a ``supersede`` transition, the new one REFERENCES it, and a
-        CONTRADICTS edge between the two (a dispute now resolved) is removed."""
-        ns = v.namespace(namespace)
+    def supersede(self, ns: str, old_id: str, new_id: str, reason: str | None) -> Memory:
+        """Under the caller's write lock."""
         reason = v.optional_text(reason, "reason") or f"superseded by {new_id}"
-        with self._write_lock:
-            found = self.core.require(ns, [old_id, new_id])
-            old, new = found[old_id], found[new_id]
-            if old_id == new_id:
-                raise ValidationError(SELF_SUPERSEDE)
-            if old.superseded_by is not None:
-                raise ConflictError(f"memory {old_id!r} is already superseded by "
-                                    f"{old.superseded_by!r}")
-            now = self.core.clock()
-            start = old.valid_from or old.created_at
-            until = new.valid_from or new.created_at
-            until = until if until > start else max(now, start + timedelta(microseconds=1))
-            if old.valid_until is not None:
-                until = min(until, old.valid_until)
-            batch = WriteBatch(ns, patches=[(old_id, {"valid_until": until,
-                                                      "superseded_by": new_id,
-                                                      "updated_at": now})],
-                               transitions=[Transition(old_id, TransitionKind.SUPERSEDE,
-                                                       old.tier, old.tier, reason, now,
-                                                       old.status, old.status)],
-                               edges=[Relation(new_id, old_id, RelationType.REFERENCES, ns,
-                                               None, now, EdgeSource.AUTO)])
-            batch.delete_edges += [e.key for e in self.core.store.edges_of(
-                ns, [old_id], [RelationType.CONTRADICTS]) if {e.source_id, e.target_id}
-                == {old_id, new_id}]
-            self.core.apply(batch)
+        found = self.core.require(ns, [old_id, new_id])
+        old, new = found[old_id], found[new_id]
+        if old_id == new_id:
+            raise ValidationError(SELF_SUPERSEDE)
+        if old.superseded_by is not None:
+            raise ConflictError(f"memory {old_id!r} is already superseded by "
+                                f"{old.superseded_by!r}")
+        now = self.core.clock()
+        start = old.valid_from or old.created_at
+        until = new.valid_from or new.created_at
+        until = until if until > start else max(now, start + timedelta(microseconds=1))
+        if old.valid_until is not None:
+            until = min(until, old.valid_until)
+        batch = WriteBatch(ns, patches=[(old_id, {"valid_until": until,
+                                                  "superseded_by": new_id,
+                                                  "updated_at": now})],
+                           transitions=[Transition(old_id, TransitionKind.SUPERSEDE,
+                                                   old.tier, old.tier, reason, now,
+                                                   old.status, old.status)],
+                           edges=[Relation(new_id, old_id, RelationType.REFERENCES, ns,
+                                           None, now, EdgeSource.AUTO)])
+        batch.delete_edges += [e.key for e in self.core.store.edges_of(
+            ns, [old_id], [RelationType.CONTRADICTS]) if {e.source_id, e.target_id}
+            == {old_id, new_id}]
+        self.core.apply(batch)
         old.valid_until, old.superseded_by, old.updated_at = until, new_id, now
         return old
 
     # -- consensus and dissent ------------------------------------------------------------
-    def record_consensus(self, topic: str, conclusion: str, *, namespace: str,
-                         participants: Iterable[str] = (), confidence: float = 0.8,
-                         evidence_ids: Iterable[str] = (),
-                         session_id: str | None = None) -> Memory:
-        """A debate's outcome as a ``consensus`` memory (slow tier by default) that
-        REFERENCES its evidence; participants and confidence in its metadata."""
+    @staticmethod
+    def consensus(topic: str, conclusion: str, participants: Iterable[str],
+                  confidence: float, evidence_ids: Iterable[str], session_id: str | None
+                  ) -> MemoryInput:
         topic_ = _topic(topic)
         people = [v.optional_text(p, "participant") or "" for p in participants]
         item = MemoryInput(content=f"Consensus on {topic_}: {conclusion}", type="consensus",
@@ -276,12 +248,10 @@ class AgentMethods:
                                      "confidence": v.importance(confidence)},
                            relations=[RelationSpec(RelationType.REFERENCES, e)
                                       for e in evidence_ids])
-        return self.store_many([item], namespace=namespace)[0]
+        return item
 
-    def record_dissent(self, topic: str, agent: str, position: str, *, namespace: str,
-                       against: str | None = None) -> Memory:
-        """An agent's dissenting position as a ``dissent`` memory (source: the agent) that
-        CONTRADICTS the consensus it stands against."""
+    @staticmethod
+    def dissent(topic: str, agent: str, position: str, against: str | None) -> MemoryInput:
         topic_ = _topic(topic)
         who = v.optional_text(agent, "agent")
         if not who:
@@ -290,28 +260,28 @@ class AgentMethods:
                            topic=topic_, source=who,
                            relations=[] if against is None
                            else [RelationSpec(RelationType.CONTRADICTS, against)])
-        return self.store_many([item], namespace=namespace)[0]
+        return item
 
-    def find_similar(self, topic: str, *, namespace: str, limit: int = 5
-                     ) -> list[ConsensusRecord]:
-        """Past consensus records on topics like this one (matched by meaning, not only by
-        the same words), best first, each with the dissent recorded against it."""
-        hits = self.retrieve(_topic(topic), namespace=namespace, limit=limit, depth=0,
-                             filters={"type": "consensus"}, record_access=False)
+    def _similar(self, topic: str, namespace: str, limit: int, type: str
+                 ) -> list[RetrievalResult]:
+        """Memories of ``type`` on topics like this one: a retrieval without the walk that
+        counts no access."""
+        q = self._retriever.query(_topic(topic), namespace, limit=limit, depth=0,
+                                  filters={"type": type})
+        return self._retriever.retrieve(q, touch=False)
+
+    def find_similar(self, topic: str, namespace: str, limit: int) -> list[ConsensusRecord]:
+        hits = self._similar(topic, namespace, limit, "consensus")
         against = self._dissent_against(namespace, [h.memory.id for h in hits])
         return [ConsensusRecord(h.memory, h.score, against.get(h.memory.id, []))
                 for h in hits]
 
-    def dissent_for_topic(self, topic: str, *, namespace: str, limit: int = 10
-                          ) -> list[Memory]:
-        """Dissent on topics like this one: against its similar consensus records, and
-        recorded on its own; best match first."""
+    def dissent_for_topic(self, topic: str, namespace: str, limit: int) -> list[Memory]:
         out: dict[str, Memory] = {}
-        for record in self.find_similar(topic, namespace=namespace, limit=limit):
+        for record in self.find_similar(topic, namespace, limit):
             for m in record.dissent:
                 out.setdefault(m.id, m)
-        for hit in self.retrieve(_topic(topic), namespace=namespace, limit=limit, depth=0,
-                                 filters={"type": "dissent"}, record_access=False):
+        for hit in self._similar(topic, namespace, limit, "dissent"):
             out.setdefault(hit.memory.id, hit.memory)
         return list(out.values())[:limit]
 
@@ -328,22 +298,8 @@ class AgentMethods:
                 out.setdefault(consensus, []).append(found[d])
         return out
 
-    # -- streams --------------------------------------------------------------------------
-    def stream(self, agent: str, *, namespace: str, since: Any = None, until: Any = None,
-               limit: int = 50, cursor: str | None = None,
-               status: str | None = "active") -> MemoryPage:
-        """An agent's memories (``source``) in event-time order, oldest first, a page at a
-        time (``next_cursor``); ``since`` / ``until`` bound the event time."""
-        return self.list_page(namespace=namespace, source=agent, since=since, until=until,
-                              sort="created_at", order="asc", limit=limit, cursor=cursor,
-                              status=status)
-
-    def summarize(self, *, namespace: str, agent: str | None = None,
-                  session_id: str | None = None, since: Any = None, until: Any = None,
-                  limit: int = 500) -> StreamSummary:
-        """An extractive summary (consolidation's summariser: key phrases and the most
-        representative memories) of an agent's or a session's memories in a time range,
-        with the ids of the (at most ``limit``, earliest first) memories it stands for."""
+    def summarize(self, namespace: str, agent: str | None, session_id: str | None,
+                  since: Any, until: Any, limit: int) -> StreamSummary:
         from graphmem.consolidation.summarise import KeyPhrases, extractive
         from graphmem.rules.text import is_chit_chat
 
@@ -353,9 +309,9 @@ class AgentMethods:
         members: list[Memory] = []
         cursor = None
         while len(members) < limit:
-            page = self.list_page(namespace=namespace, source=agent, session_id=session_id,
-                                  since=since, until=until, sort="created_at", order="asc",
-                                  limit=min(1000, limit - len(members)), cursor=cursor)
+            page = self.list_page(v.namespace(namespace), None, agent, session_id, None, None,
+                                  "active", since, until, "created_at", "asc",
+                                  min(1000, limit - len(members)), cursor)
             members += page.items
             if page.next_cursor is None:
                 break
@@ -372,13 +328,9 @@ class AgentMethods:
         return StreamSummary(text, tuple(ids))
 
     # -- tool usage -----------------------------------------------------------------------
-    def capture_tool(self, *, agent: str, tool: str, input: str, output: str, ok: bool,
-                     namespace: str, session_id: str | None = None) -> Memory | None:
-        """A tool call as a ``tool_usage`` memory of the agent (fast tier by default). None
-        when the capture lists skip the tool or the agent is over ``max_per_minute`` for it
-        (counted in the store, across processes and replicas): both are counted (``stats``,
-        ``/metrics``), never silent."""
-        ns = v.namespace(namespace)
+    def tool_call(self, ns: str, agent: str, tool: str, input: str, output: str, ok: bool,
+                  session_id: str | None) -> MemoryInput | None:
+        """The tool call's memory, or None when the gate turns it away."""
         who, name = v.optional_text(agent, "agent"), v.optional_text(tool, "tool")
         if not who or not name:
             raise ValidationError("agent and tool are required")
@@ -396,7 +348,7 @@ class AgentMethods:
                            session_id=session_id, topic=name,
                            metadata={"tool": name, "ok": ok, "input_chars": len(input),
                                      "output_chars": len(output)})
-        return self.store_many([item], namespace=ns)[0]
+        return item
 
 
 def _topic(topic: Any) -> str:

@@ -3,8 +3,8 @@ entries and a capped list of recent messages, each expiring ``ttl`` after its wr
 
 They live in the store (``MemoryStore.context_*``), so every replica sharing it sees the same
 context; time is the facade's clock: an entry past its expiry is never returned (the stores
-compare at read time) and maintenance purges it. ``SessionContextMethods`` is mixed into
-``GraphMemory``."""
+compare at read time) and maintenance purges it. ``SessionContext`` does the work of the
+facade's session-context methods over a ``Core``."""
 
 from __future__ import annotations
 
@@ -99,8 +99,9 @@ def ttl_seconds(value: Any, default: float, longest: float) -> float:
     return float(value)
 
 
-class SessionContextMethods:
-    """The facade's session-context methods (``GraphMemory`` mixes them in).
+class SessionContext:
+    """Session context entries and recent messages in the core's store, on the core's clock
+    (``GraphMemory.context_*`` and ``message*`` delegate here).
 
     Example:
         >>> import tempfile
@@ -113,7 +114,8 @@ class SessionContextMethods:
         ({'plan': {'step': 2}}, [{'role': 'user', 'content': 'hi'}])
     """
 
-    core: Core
+    def __init__(self, core: Core) -> None:
+        self.core = core
 
     def _expiry(self, ttl: Any) -> tuple[datetime, datetime]:
         cfg = self.core.config.sessions
@@ -121,50 +123,31 @@ class SessionContextMethods:
         return now, now + timedelta(seconds=ttl_seconds(ttl, cfg.ttl_seconds,
                                                         cfg.max_ttl_seconds))
 
-    def context_set(self, session_id: str, key: str, value: Any, *, namespace: str,
-                    ttl: float | timedelta | None = None) -> ContextEntry:
-        """Set (or replace) one key of the session's context; it expires ``ttl`` seconds
-        from now (None: ``sessions.ttl_seconds``, one hour). ``value``: any JSON value."""
+    def context_set(self, namespace: str, session_id: str, key: str, value: Any,
+                    ttl: float | timedelta | None) -> ContextEntry:
         ns, sid, k = v.namespace(namespace), name(session_id, "session id"), name(key, "key")
         text = encode(value, self.core.config.sessions.max_value_bytes)
         _, expires_at = self._expiry(ttl)
         self.core.store.context_put(ns, sid, k, text, expires_at)
         return ContextEntry(k, json.loads(text), expires_at)
 
-    def context_entry(self, session_id: str, key: str, *, namespace: str
-                      ) -> ContextEntry | None:
-        """The key's entry (value and expiry); None when missing or expired."""
+    def context_entry(self, namespace: str, session_id: str, key: str) -> ContextEntry | None:
         ns, sid, k = v.namespace(namespace), name(session_id, "session id"), name(key, "key")
         found = self.core.store.context_get(ns, sid, k, self.core.clock())
         return None if found is None else ContextEntry(k, json.loads(found[0]), found[1])
 
-    def context_get(self, session_id: str, key: str, *, namespace: str) -> Any | None:
-        """The key's value; None when missing or expired."""
-        entry = self.context_entry(session_id, key, namespace=namespace)
-        return None if entry is None else entry.value
-
-    def context_entries(self, session_id: str, *, namespace: str) -> list[ContextEntry]:
-        """Every unexpired entry of the session, by key."""
+    def context_entries(self, namespace: str, session_id: str) -> list[ContextEntry]:
         ns, sid = v.namespace(namespace), name(session_id, "session id")
         return [ContextEntry(k, json.loads(text), at) for k, text, at in
                 self.core.store.context_list(ns, sid, self.core.clock())]
 
-    def context_list(self, session_id: str, *, namespace: str) -> dict[str, Any]:
-        """The session's unexpired context as {key: value}."""
-        return {e.key: e.value for e in self.context_entries(session_id, namespace=namespace)}
-
-    def context_delete(self, session_id: str, key: str | None = None, *,
-                       namespace: str) -> int:
-        """Delete one key (None: the session's whole context); the entries deleted."""
+    def context_delete(self, namespace: str, session_id: str, key: str | None) -> int:
         ns, sid = v.namespace(namespace), name(session_id, "session id")
         return self.core.store.context_delete(ns, sid, None if key is None
                                               else name(key, "key"))
 
-    def message_add(self, session_id: str, message: Any, *, namespace: str,
-                    ttl: float | timedelta | None = None) -> datetime:
-        """Append a message (any JSON value) to the session's recent messages; the session
-        keeps its newest ``sessions.max_messages`` (50), older ones drop in the same write.
-        Returns when this message expires."""
+    def message_add(self, namespace: str, session_id: str, message: Any,
+                    ttl: float | timedelta | None) -> datetime:
         ns, sid = v.namespace(namespace), name(session_id, "session id")
         cfg = self.core.config.sessions
         text = encode(message, cfg.max_value_bytes, "message")
@@ -172,17 +155,13 @@ class SessionContextMethods:
         self.core.store.message_append(ns, sid, text, cfg.max_messages, now, expires_at)
         return expires_at
 
-    def messages(self, session_id: str, *, namespace: str,
-                 limit: int | None = None) -> list[Any]:
-        """The session's unexpired messages, oldest first (``limit``: only the newest; never
-        more than the session keeps)."""
+    def messages(self, namespace: str, session_id: str, limit: int | None) -> list[Any]:
         ns, sid = v.namespace(namespace), name(session_id, "session id")
         cap = self.core.config.sessions.max_messages
         n = cap if limit is None else min(cap, v.bounded(limit, "limit", 1, 10_000))
         return [json.loads(text) for text, _, _ in
                 self.core.store.messages(ns, sid, self.core.clock(), n)]
 
-    def messages_clear(self, session_id: str, *, namespace: str) -> int:
-        """Delete every message of the session; the messages deleted."""
+    def messages_clear(self, namespace: str, session_id: str) -> int:
         ns, sid = v.namespace(namespace), name(session_id, "session id")
         return self.core.store.messages_clear(ns, sid)
