@@ -21,7 +21,7 @@ import httpx
 
 from graphmem import errors
 from graphmem.client import events as _events
-from graphmem.client import wire
+from graphmem.client import routes, wire
 from graphmem.client.sessions import AsyncSessionMethods, SessionMethods
 from graphmem.engine.events import MemoryEvent
 from graphmem.models import IndexEntry, Memory, MemoryPage, Relation, RetrievalResult
@@ -64,93 +64,8 @@ def _unavailable(base: str, exc: Exception) -> errors.UnavailableError:
                                    f"{type(exc).__name__}: {exc}")
 
 
-def _requests(namespace: str) -> dict[str, Any]:
-    return {"namespace": namespace}
-
-
 def _many(parse: Callable[[Any], Any], rows: Any) -> list[Any]:
     return [parse(r) for r in rows]
-
-
-class _Calls:
-    """The routes, as (method, path, params, json) - shared by both clients."""
-
-    @staticmethod
-    def store(namespace: str, content: str, **fields: Any) -> tuple[str, str, Any, Any]:
-        return "POST", "/v1/memories", None, wire.jsonable({"namespace": namespace,
-                                                            "content": content, **fields})
-
-    @staticmethod
-    def store_many(namespace: str, items: list[dict[str, Any]]) -> tuple[str, str, Any, Any]:
-        return "POST", "/v1/memories", None, wire.jsonable({"namespace": namespace,
-                                                            "items": items})
-
-    @staticmethod
-    def get(namespace: str, id: str) -> tuple[str, str, Any, Any]:
-        return "GET", f"/v1/memories/{id}", _requests(namespace), None
-
-    @staticmethod
-    def update(namespace: str, id: str, **fields: Any) -> tuple[str, str, Any, Any]:
-        return "PATCH", f"/v1/memories/{id}", _requests(namespace), fields
-
-    @staticmethod
-    def delete(namespace: str, id: str) -> tuple[str, str, Any, Any]:
-        return "DELETE", f"/v1/memories/{id}", _requests(namespace), None
-
-    @staticmethod
-    def action(namespace: str, id: str, action: str, body: Any = None
-               ) -> tuple[str, str, Any, Any]:
-        return "POST", f"/v1/memories/{id}/{action}", _requests(namespace), body
-
-    @staticmethod
-    def restore(namespace: str, id: str, ttl: float | None) -> tuple[str, str, Any, Any]:
-        params = _requests(namespace) | ({} if ttl is None else {"ttl": ttl})
-        return "POST", f"/v1/memories/{id}/restore", params, None
-
-    @staticmethod
-    def relate(namespace: str, source_id: str, target_id: str, type: str,
-               score: float | None = None) -> tuple[str, str, Any, Any]:
-        return "POST", "/v1/relations", None, {"namespace": namespace, "source_id": source_id,
-                                               "target_id": target_id, "type": type,
-                                               "score": score}
-
-    @staticmethod
-    def unrelate(namespace: str, source_id: str, target_id: str, type: str
-                 ) -> tuple[str, str, Any, Any]:
-        return "DELETE", "/v1/relations", None, {"namespace": namespace,
-                                                 "source_id": source_id,
-                                                 "target_id": target_id, "type": type}
-
-    @staticmethod
-    def relations(namespace: str, id: str) -> tuple[str, str, Any, Any]:
-        return "GET", f"/v1/memories/{id}/relations", _requests(namespace), None
-
-    @staticmethod
-    def search(namespace: str, query: str, path: str = "/v1/search",
-               **options: Any) -> tuple[str, str, Any, Any]:
-        return "POST", path, None, wire.jsonable({"namespace": namespace, "query": query,
-                                                  **options})
-
-    @staticmethod
-    def timeline(namespace: str, anchor_id: str, before: int, after: int
-                 ) -> tuple[str, str, Any, Any]:
-        return "GET", "/v1/search/timeline", {"namespace": namespace, "anchor_id": anchor_id,
-                                              "before": before, "after": after}, None
-
-    @staticmethod
-    def entries(namespace: str, ids: list[str]) -> tuple[str, str, Any, Any]:
-        return "POST", "/v1/entries", None, {"namespace": namespace, "ids": ids}
-
-    @staticmethod
-    def stats(namespace: str) -> tuple[str, str, Any, Any]:
-        return "GET", "/v1/stats", _requests(namespace), None
-
-    @staticmethod
-    def list_page(namespace: str, filters: dict[str, Any]) -> tuple[str, str, Any, Any]:
-        # the facade's status=None (every status) is "all" over REST; unset filters are left out
-        query = {k: ("all" if k == "status" and v is None else v)
-                 for k, v in filters.items() if v is not None or k == "status"}
-        return "GET", "/v1/memories", {"namespace": namespace, **wire.jsonable(query)}, None
 
 
 def _page(d: Any) -> MemoryPage:
@@ -213,69 +128,69 @@ class GraphMemClient(SessionMethods):  # the session context: client.sessions
                               attempts=self.retries, check=_raise)
 
     def store(self, content: str, *, namespace: str, **fields: Any) -> Memory:
-        return wire.memory(self._do(_Calls.store(namespace, content, **fields)))
+        return wire.memory(self._do(routes.store(namespace, content, **fields)))
 
     def store_many(self, items: list[dict[str, Any]], *, namespace: str) -> list[Memory]:
-        return _many(wire.memory, self._do(_Calls.store_many(namespace, items)))
+        return _many(wire.memory, self._do(routes.store_many(namespace, items)))
 
     def get(self, id: str, *, namespace: str) -> Memory:
-        return wire.memory(self._do(_Calls.get(namespace, id)))
+        return wire.memory(self._do(routes.get(namespace, id)))
 
     def update(self, id: str, *, namespace: str, **fields: Any) -> Memory:
-        return wire.memory(self._do(_Calls.update(namespace, id, **fields)))
+        return wire.memory(self._do(routes.update(namespace, id, **fields)))
 
     def delete(self, id: str, *, namespace: str) -> None:
-        self._do(_Calls.delete(namespace, id))
+        self._do(routes.delete(namespace, id))
 
     def pin(self, id: str, *, namespace: str) -> Memory:
-        return wire.memory(self._do(_Calls.action(namespace, id, "pin")))
+        return wire.memory(self._do(routes.action(namespace, id, "pin")))
 
     def unpin(self, id: str, *, namespace: str) -> Memory:
-        return wire.memory(self._do(_Calls.action(namespace, id, "unpin")))
+        return wire.memory(self._do(routes.action(namespace, id, "unpin")))
 
     def restore(self, id: str, *, namespace: str, ttl: float | None = None) -> Memory:
         """Active again; one whose TTL ran out comes back without one unless ``ttl``."""
-        return wire.memory(self._do(_Calls.restore(namespace, id, ttl)))
+        return wire.memory(self._do(routes.restore(namespace, id, ttl)))
 
     def feedback(self, id: str, *, namespace: str, **body: Any) -> Memory:
-        return wire.memory(self._do(_Calls.action(namespace, id, "feedback", body)))
+        return wire.memory(self._do(routes.action(namespace, id, "feedback", body)))
 
     def relate(self, source_id: str, target_id: str, type: str, *, namespace: str,
                score: float | None = None) -> Relation:
-        return wire.relation(self._do(_Calls.relate(namespace, source_id, target_id, type,
+        return wire.relation(self._do(routes.relate(namespace, source_id, target_id, type,
                                                     score)))
 
     def unrelate(self, source_id: str, target_id: str, type: str, *, namespace: str) -> None:
-        self._do(_Calls.unrelate(namespace, source_id, target_id, type))
+        self._do(routes.unrelate(namespace, source_id, target_id, type))
 
     def relations(self, id: str, *, namespace: str) -> list[Relation]:
-        return _many(wire.relation, self._do(_Calls.relations(namespace, id)))
+        return _many(wire.relation, self._do(routes.relations(namespace, id)))
 
     def retrieve(self, query: str, *, namespace: str, **options: Any
                  ) -> list[RetrievalResult]:
-        return _many(wire.result, self._do(_Calls.search(namespace, query, **options)))
+        return _many(wire.result, self._do(routes.search(namespace, query, **options)))
 
     def search_index(self, query: str, *, namespace: str, **options: Any) -> list[IndexEntry]:
-        return _many(wire.index_entry, self._do(_Calls.search(namespace, query,
+        return _many(wire.index_entry, self._do(routes.search(namespace, query,
                                                               "/v1/search/index", **options)))
 
     def timeline(self, anchor_id: str, *, namespace: str, before: int = 3,
                  after: int = 3) -> list[Memory]:
-        return _many(wire.memory, self._do(_Calls.timeline(namespace, anchor_id, before,
+        return _many(wire.memory, self._do(routes.timeline(namespace, anchor_id, before,
                                                            after)))
 
     def entries(self, ids: list[str], *, namespace: str) -> list[Memory]:
-        return _many(wire.memory, self._do(_Calls.entries(namespace, ids)))
+        return _many(wire.memory, self._do(routes.entries(namespace, ids)))
 
     def stats(self, *, namespace: str) -> dict[str, Any]:
-        return dict(self._do(_Calls.stats(namespace)))
+        return dict(self._do(routes.stats(namespace)))
 
     # -- listing (the adapters in graphmem.integrations page through sessions with it) ----
     def list_page(self, *, namespace: str, status: str | None = "active",
                   **filters: Any) -> MemoryPage:
         """``GraphMemory.list_page`` over REST (``GET /v1/memories``): the same filters,
         sort, order, limit and cursor; ``status=None``: every status."""
-        return _page(self._do(_Calls.list_page(namespace, {"status": status, **filters})))
+        return _page(self._do(routes.list_page(namespace, {"status": status, **filters})))
 
     # -- the namespaces the key may use (LangGraph's store lists its namespaces with it) --
     def namespaces(self) -> list[str]:
@@ -334,52 +249,52 @@ class AsyncGraphMemClient(AsyncSessionMethods):  # session context: client.sessi
                                attempts=self.retries, check=_raise)
 
     async def store(self, content: str, *, namespace: str, **fields: Any) -> Memory:
-        return wire.memory(await self._do(_Calls.store(namespace, content, **fields)))
+        return wire.memory(await self._do(routes.store(namespace, content, **fields)))
 
     async def store_many(self, items: list[dict[str, Any]], *, namespace: str
                          ) -> list[Memory]:
-        return _many(wire.memory, await self._do(_Calls.store_many(namespace, items)))
+        return _many(wire.memory, await self._do(routes.store_many(namespace, items)))
 
     async def get(self, id: str, *, namespace: str) -> Memory:
-        return wire.memory(await self._do(_Calls.get(namespace, id)))
+        return wire.memory(await self._do(routes.get(namespace, id)))
 
     async def retrieve(self, query: str, *, namespace: str, **options: Any
                        ) -> list[RetrievalResult]:
-        return _many(wire.result, await self._do(_Calls.search(namespace, query, **options)))
+        return _many(wire.result, await self._do(routes.search(namespace, query, **options)))
 
     async def search_index(self, query: str, *, namespace: str, **options: Any
                            ) -> list[IndexEntry]:
         return _many(wire.index_entry, await self._do(
-            _Calls.search(namespace, query, "/v1/search/index", **options)))
+            routes.search(namespace, query, "/v1/search/index", **options)))
 
     async def entries(self, ids: list[str], *, namespace: str) -> list[Memory]:
-        return _many(wire.memory, await self._do(_Calls.entries(namespace, ids)))
+        return _many(wire.memory, await self._do(routes.entries(namespace, ids)))
 
     async def feedback(self, id: str, *, namespace: str, **body: Any) -> Memory:
-        return wire.memory(await self._do(_Calls.action(namespace, id, "feedback", body)))
+        return wire.memory(await self._do(routes.action(namespace, id, "feedback", body)))
 
     async def restore(self, id: str, *, namespace: str, ttl: float | None = None) -> Memory:
-        return wire.memory(await self._do(_Calls.restore(namespace, id, ttl)))
+        return wire.memory(await self._do(routes.restore(namespace, id, ttl)))
 
     async def relate(self, source_id: str, target_id: str, type: str, *, namespace: str,
                      score: float | None = None) -> Relation:
-        return wire.relation(await self._do(_Calls.relate(namespace, source_id, target_id,
+        return wire.relation(await self._do(routes.relate(namespace, source_id, target_id,
                                                           type, score)))
 
     async def stats(self, *, namespace: str) -> dict[str, Any]:
-        return dict(await self._do(_Calls.stats(namespace)))
+        return dict(await self._do(routes.stats(namespace)))
 
     # -- listing and edits (the adapters in graphmem.integrations use them) ---------------
     async def list_page(self, *, namespace: str, status: str | None = "active",
                         **filters: Any) -> MemoryPage:
-        return _page(await self._do(_Calls.list_page(namespace,
+        return _page(await self._do(routes.list_page(namespace,
                                                      {"status": status, **filters})))
 
     async def update(self, id: str, *, namespace: str, **fields: Any) -> Memory:
-        return wire.memory(await self._do(_Calls.update(namespace, id, **fields)))
+        return wire.memory(await self._do(routes.update(namespace, id, **fields)))
 
     async def delete(self, id: str, *, namespace: str) -> None:
-        await self._do(_Calls.delete(namespace, id))
+        await self._do(routes.delete(namespace, id))
 
     async def namespaces(self) -> list[str]:
         return list((await self._do(("GET", "/v1/whoami", None, None)))["namespaces"])

@@ -34,21 +34,18 @@ def _entry(row: dict[str, Any]) -> ContextEntry:
     return ContextEntry(row["key"], row["value"], at)
 
 
-class _Calls:
-    """The session routes as (method, path, params, json)."""
+# the session routes as (method, path, params, json)
+def _put(ns: str, sid: str, key: str, value: Any, ttl: float | timedelta | None) -> Call:
+    return "PUT", _key_path(sid, key), {"namespace": ns}, {"value": value, "ttl": _ttl(ttl)}
 
-    @staticmethod
-    def put(ns: str, sid: str, key: str, value: Any, ttl: float | timedelta | None) -> Call:
-        return "PUT", _key_path(sid, key), {"namespace": ns}, {"value": value, "ttl": _ttl(ttl)}
 
-    @staticmethod
-    def key(method: str, ns: str, sid: str, key: str) -> Call:
-        return method, _key_path(sid, key), {"namespace": ns}, None
+def _key(method: str, ns: str, sid: str, key: str) -> Call:
+    return method, _key_path(sid, key), {"namespace": ns}, None
 
-    @staticmethod
-    def session(method: str, ns: str, sid: str, tail: str, params: Any = None,
-                body: Any = None) -> Call:
-        return method, _path(sid, tail), {"namespace": ns} | (params or {}), body
+
+def _session(method: str, ns: str, sid: str, tail: str, params: Any = None,
+             body: Any = None) -> Call:
+    return method, _path(sid, tail), {"namespace": ns} | (params or {}), body
 
 
 class SessionMethods:
@@ -68,12 +65,12 @@ class SessionMethods:
 
     def context_set(self, session_id: str, key: str, value: Any, *, namespace: str,
                     ttl: float | timedelta | None = None) -> ContextEntry:
-        return _entry(self._do(_Calls.put(namespace, session_id, key, value, ttl)))
+        return _entry(self._do(_put(namespace, session_id, key, value, ttl)))
 
     def context_entry(self, session_id: str, key: str, *, namespace: str
                       ) -> ContextEntry | None:
         try:
-            return _entry(self._do(_Calls.key("GET", namespace, session_id, key)))
+            return _entry(self._do(_key("GET", namespace, session_id, key)))
         except NotFoundError:
             return None
 
@@ -82,7 +79,7 @@ class SessionMethods:
         return None if entry is None else entry.value
 
     def context_entries(self, session_id: str, *, namespace: str) -> list[ContextEntry]:
-        out = self._do(_Calls.session("GET", namespace, session_id, "/context"))
+        out = self._do(_session("GET", namespace, session_id, "/context"))
         return [_entry(row) for row in out["entries"]]
 
     def context_list(self, session_id: str, *, namespace: str) -> dict[str, Any]:
@@ -90,25 +87,24 @@ class SessionMethods:
 
     def context_delete(self, session_id: str, key: str | None = None, *,
                        namespace: str) -> int:
-        call = (_Calls.session("DELETE", namespace, session_id, "/context") if key is None
-                else _Calls.key("DELETE", namespace, session_id, key))
+        call = (_session("DELETE", namespace, session_id, "/context") if key is None
+                else _key("DELETE", namespace, session_id, key))
         return int(self._do(call)["deleted"])
 
     def message_add(self, session_id: str, message: Any, *, namespace: str,
                     ttl: float | timedelta | None = None) -> datetime:
-        out = self._do(_Calls.session("POST", namespace, session_id, "/messages",
-                                      body={"message": message, "ttl": _ttl(ttl)}))
+        out = self._do(_session("POST", namespace, session_id, "/messages",
+                                body={"message": message, "ttl": _ttl(ttl)}))
         return datetime.fromisoformat(out["expires_at"])
 
     def messages(self, session_id: str, *, namespace: str, limit: int | None = None
                  ) -> list[Any]:
         params = {} if limit is None else {"limit": limit}
-        return list(self._do(_Calls.session("GET", namespace, session_id, "/messages",
-                                            params))["messages"])
+        return list(self._do(_session("GET", namespace, session_id, "/messages",
+                                      params))["messages"])
 
     def messages_clear(self, session_id: str, *, namespace: str) -> int:
-        return int(self._do(_Calls.session("DELETE", namespace, session_id,
-                                           "/messages"))["deleted"])
+        return int(self._do(_session("DELETE", namespace, session_id, "/messages"))["deleted"])
 
 
 class AsyncSessionMethods:
@@ -128,12 +124,12 @@ class AsyncSessionMethods:
 
     async def context_set(self, session_id: str, key: str, value: Any, *, namespace: str,
                           ttl: float | timedelta | None = None) -> ContextEntry:
-        return _entry(await self._do(_Calls.put(namespace, session_id, key, value, ttl)))
+        return _entry(await self._do(_put(namespace, session_id, key, value, ttl)))
 
     async def context_entry(self, session_id: str, key: str, *, namespace: str
                             ) -> ContextEntry | None:
         try:
-            return _entry(await self._do(_Calls.key("GET", namespace, session_id, key)))
+            return _entry(await self._do(_key("GET", namespace, session_id, key)))
         except NotFoundError:
             return None
 
@@ -143,7 +139,7 @@ class AsyncSessionMethods:
 
     async def context_entries(self, session_id: str, *, namespace: str
                               ) -> list[ContextEntry]:
-        out = await self._do(_Calls.session("GET", namespace, session_id, "/context"))
+        out = await self._do(_session("GET", namespace, session_id, "/context"))
         return [_entry(row) for row in out["entries"]]
 
     async def context_list(self, session_id: str, *, namespace: str) -> dict[str, Any]:
@@ -152,23 +148,22 @@ class AsyncSessionMethods:
 
     async def context_delete(self, session_id: str, key: str | None = None, *,
                              namespace: str) -> int:
-        call = (_Calls.session("DELETE", namespace, session_id, "/context") if key is None
-                else _Calls.key("DELETE", namespace, session_id, key))
+        call = (_session("DELETE", namespace, session_id, "/context") if key is None
+                else _key("DELETE", namespace, session_id, key))
         return int((await self._do(call))["deleted"])
 
     async def message_add(self, session_id: str, message: Any, *, namespace: str,
                           ttl: float | timedelta | None = None) -> datetime:
-        out = await self._do(_Calls.session("POST", namespace, session_id, "/messages",
-                                            body={"message": message, "ttl": _ttl(ttl)}))
+        out = await self._do(_session("POST", namespace, session_id, "/messages",
+                                      body={"message": message, "ttl": _ttl(ttl)}))
         return datetime.fromisoformat(out["expires_at"])
 
     async def messages(self, session_id: str, *, namespace: str, limit: int | None = None
                        ) -> list[Any]:
         params = {} if limit is None else {"limit": limit}
-        out = await self._do(_Calls.session("GET", namespace, session_id, "/messages",
-                                            params))
+        out = await self._do(_session("GET", namespace, session_id, "/messages", params))
         return list(out["messages"])
 
     async def messages_clear(self, session_id: str, *, namespace: str) -> int:
-        out = await self._do(_Calls.session("DELETE", namespace, session_id, "/messages"))
+        out = await self._do(_session("DELETE", namespace, session_id, "/messages"))
         return int(out["deleted"])
