@@ -72,18 +72,17 @@ def identify(scope: MutableMapping[str, Any], keys: KeyStore | None, *, open: bo
     if open:
         return DEV
     state = scope.setdefault("state", {})
-    who: Principal | None = state.get(VERIFIED)
-    if who is not None:
-        return who
-    header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
-    key = bearer(header)
-    if not key:
-        raise no_key()
-    who = keys.verify(key) if keys is not None else None
-    if who is None:
-        raise bad_key()
-    state[VERIFIED] = who
-    return who
+    if VERIFIED not in state:
+        header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
+        key = header[len("Bearer "):].strip() if header.startswith("Bearer ") else ""
+        if not key:
+            raise AuthError("send an API key: Authorization: Bearer <key>")
+        who = keys.verify(key) if keys is not None else None
+        if who is None:
+            raise AuthError("unknown or revoked API key")
+        state[VERIFIED] = who
+    verified: Principal = state[VERIFIED]
+    return verified
 
 
 def authorize(who: Principal | None, namespace: str, role: str = "reader", *,
@@ -107,18 +106,3 @@ def require_role(who: Principal, role: str) -> None:
     """A check without a namespace (runs over every namespace, metrics)."""
     if not who.at_least(role):
         raise ForbiddenError(f"this needs the {role} role; the key is {who.role}")
-
-
-def bearer(authorization: str | None) -> str:
-    """The key of an ``Authorization: Bearer <key>`` header, or ""."""
-    if not authorization or not authorization.startswith("Bearer "):
-        return ""
-    return authorization[len("Bearer "):].strip()
-
-
-def no_key() -> AuthError:
-    return AuthError("send an API key: Authorization: Bearer <key>")
-
-
-def bad_key() -> AuthError:
-    return AuthError("unknown or revoked API key")
