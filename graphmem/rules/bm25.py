@@ -8,50 +8,8 @@ every backend scores alike.
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from itertools import chain
-
-
-@dataclass(slots=True)
-class FieldStats:
-    """Document count, total length and document frequencies of one keyword field.
-
-    Example:
-        >>> stats = FieldStats()
-        >>> stats.add(["deploy", "fail"]); stats.add(["deploy"])
-        >>> stats.snapshot(["deploy", "rollback"])
-        TermStats(docs=2, avg_length=1.5, df={'deploy': 2, 'rollback': 0})
-        >>> stats.add_many([["rollback", "rollback"], []]); stats.snapshot(["rollback"])
-        TermStats(docs=3, avg_length=1.6666666666666667, df={'rollback': 1})
-    """
-
-    docs: int = 0
-    total_length: int = 0
-    df: Counter[str] = field(default_factory=Counter)
-
-    def add(self, terms: Sequence[str], sign: int = 1) -> None:
-        if not terms:
-            return
-        self.docs += sign
-        self.total_length += sign * len(terms)
-        for t in set(terms):
-            self.df[t] += sign
-            if self.df[t] <= 0:
-                del self.df[t]
-
-    def add_many(self, documents: Iterable[Sequence[str]]) -> None:
-        """``add`` for many documents at once (opening a store counts every memory)."""
-        docs = [d for d in documents if d]
-        self.docs += len(docs)
-        self.total_length += sum(map(len, docs))
-        self.df.update(chain.from_iterable(map(set, docs)))
-
-    def snapshot(self, terms: Sequence[str]) -> TermStats:
-        """The statistics BM25 needs for these query terms (a copy, safe to keep)."""
-        avg = self.total_length / self.docs if self.docs else 0.0
-        return TermStats(self.docs, avg, {t: self.df.get(t, 0) for t in terms})
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 
 @dataclass(slots=True, frozen=True)
