@@ -15,13 +15,13 @@ import click
 from graphmem.cli.common import (
     Location,
     _echo_json,
-    data_option,
     handles_errors,
     json_option,
     main,
     ns_option,
     plain_data_option,
     stops_cleanly_on_sigterm,
+    store_command,
 )
 from graphmem.engine.long_lived import settle
 from graphmem.errors import MissingStoreError
@@ -116,11 +116,9 @@ def serve(host: str | None, port: int | None, data: str | None, neo4j: str | Non
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="info",
                     http=guarded_protocol(limits), backlog=limits.backlog)
 
-@main.command("mcp")
-@data_option
+@store_command("mcp", ns=False, as_json=False)
 @click.option("--namespace", "-n", "namespaces", multiple=True, default=["*"],
               show_default=True, help="namespaces this server may serve (repeatable)")
-@handles_errors
 def mcp_command(data: Location, namespaces: tuple[str, ...]) -> None:
     """Serve graphmem's tools over the Model Context Protocol on stdio."""
     from graphmem.api.mcp import build_server
