@@ -291,38 +291,12 @@ class StoreConfig(_Frozen):
     neo4j_database: str | None = None
     falkordb_graph: str = "graphmem"
     falkordb_password: SecretStr | None = None
-    #: embedded store: a namespace with at least this many vectors gets product codes
-    #: (faiss fast-scan) that choose its vector candidates, saved under ``<data>/ann``;
-    #: 0 = always the exact scan (ADR 0019)
+    #: embedded store: a namespace with at least this many vectors gets faiss indexes
+    #: (built in the background) and keeps its rows in files under ``<data>/vectors``;
+    #: 0 = always the exact scan, in memory (ADR 0068)
     ann_min: int = Field(default=20_000, ge=0)
-    #: candidates re-scored with the float32 rows per query, at the least: the self-check
-    #: doubles it until the answers pass ``ann_min_recall`` (up to 16,384)
-    ann_candidates: int = Field(default=250, ge=10, le=16_384)
-    #: ... and at least this many once the codes have inverted lists (``IVF_MIN`` vectors,
-    #: 500k): the self-check's probes (stored vectors) find their neighbours in their own
-    #: list, real questions sit between lists (1M MiniLM: 250 held 0.953, 1,000 0.997; ADR
-    #: 0055)
-    ann_list_candidates: int = Field(default=1000, ge=10, le=16_384)
-    #: the codes serve only when the re-scored candidates hold this share of the exact
-    #: top-10 for the namespace's own vectors; 0.005 over issue 14's 0.98, the sampling error
-    #: of the 64 probes (at 0.98 the answers held 0.978-0.988 on other questions, ADR 0050)
-    ann_min_recall: float = Field(default=0.985, ge=0, le=1)
     #: build in a background thread while the exact scan answers (False: inside the write)
     ann_build_in_background: bool = True
-    #: a background check of the codes against the questions asked (ADR 0027) waits until
-    #: no question or write came for this long (the queries being served come first) ...
-    ann_check_quiet_ms: int = Field(default=500, ge=0)
-    #: ... but not longer than this in all: a store that is never quiet is checked anyway
-    #: (niced, beside the queries; ADR 0032)
-    ann_check_patience_s: float = Field(default=600.0, ge=0)
-    #: embedded store: a namespace with at least this many vectors keeps its float32 rows in
-    #: memory-mapped files under ``<data>/vectors`` (opened without reading them, pages the
-    #: kernel can reclaim); 0 = always in the process's memory (ADR 0020)
-    mapped_rows_min: int = Field(default=20_000, ge=0)
-    #: a mapped namespace with product codes also keeps one byte per dimension of its rows
-    #: in memory (384 MB a field at 1M), filled in the background, and re-scores from it
-    #: instead of reading float32 rows (ADR 0026)
-    compact_rows: bool = True
 
 
 class ConsolidationConfig(_Frozen):

@@ -215,7 +215,7 @@ def _with_importance(config: Any, computed: bool) -> Any:
 
 
 def _with_ann(config: Any, ann: bool) -> Any:
-    """Product codes choose the vector seeds of every namespace (ADR 0019), built inside the
+    """faiss indexes answer the vector seeds of every namespace (ADR 0068), built inside the
     writes: LoCoMo's namespaces (400-700 memories) are far below ``store.ann_min``."""
     if not ann:
         return config

@@ -221,11 +221,6 @@ def table(r: dict[str, Any]) -> str:
     if "ann_recall@10" in r:
         rows.append(("vector top-10 recall vs exact",
                      f"{r['ann_recall@10']} ({r.get('vector_index', 'exact')} index)"))
-    if "ann_learning" in r:
-        a, b = r["ann_learning"]["as_built"], r["ann_learning"]["learned"]
-        rows.append(("held-out questions' recall: as built -> after the questions",
-                     f"{a['recall@10_held_out']} ({a['candidates']} candidates) -> "
-                     f"{b['recall@10_held_out']} ({b['candidates']})"))
     rows += [("RSS after queries / peak", f"{r['rss_mb']} / {r['peak_rss_mb']} MB"),
              ("disk", f"{r['disk_mb']} MB ({r['disk_mb_per_100k']} MB per 100k)"
               if "disk_mb" in r else "not seen (an external server)"),

@@ -4,9 +4,6 @@ The write half (``scale.py``) fills a store and closes it; this opens it in a fr
 and measures what an agent's server would see: the time to open the store, the query
 embedding, retrieval at depth 0/1/2 with and without the query embedding, this process's
 resident memory, the vector top-10's recall against an exhaustive search, and the hot cache.
-Before the latency is measured the store is asked other questions of the same kind, as a store
-in service has been, so the codes' candidates are the count learned from questions (ADR 0027);
-the recall of the measured questions before and after that is reported (``ann_learning``).
 The benchmark process itself holds the synthetic records and every pre-computed vector
 (~3 GB at 1M), which is not the store's memory.
 
@@ -85,12 +82,6 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     qs = synthetic.queries(spec["queries"])
     qpre = PrecomputedEmbedder(base, queries=True)
     qpre.fill(qs)
-    taught = synthetic.other_queries(qs)
-    if taught:  # a store in service has been asked questions: the codes learn from them
-        learned = learning(mem.backend, namespace, queries_of(base)(taught),
-                           np.stack([qpre.table[q] for q in dict.fromkeys(qs[:100])]))
-        if learned is not None:
-            result["ann_learning"] = learned
     t_q = []
     embed_query = queries_of(base)  # what a retrieval pays: the query model (ADR 0046)
     for q in qs[:50]:
@@ -127,39 +118,6 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     with GraphMemory.open(spec["target"], embedder=switch, config=config) as mem:
         result["hot_cache"] = hot_cache(mem, list(dict.fromkeys(qs))[:100], namespace)
     return result
-
-
-def learning(store: Any, namespace: str, taught: np.ndarray,
-             held: np.ndarray) -> dict[str, Any] | None:
-    """ADR 0027 in the benchmark (ADR 0054): the codes as built answer ``taught`` (questions
-    of the measured kind, none of them measured), the check those questions make due runs in
-    the quiet after them, and the measured questions (``held``, never taught) are scored
-    before and after against their exact top-10. None when no codes serve the namespace
-    (``store``: any adapter; only the embedded one has codes)."""
-    from graphmem.store.ann.asked_queries import recall_at, reference
-
-    index = getattr(store, "_vectors", {}).get(namespace)
-    if index is None or index.ann is None:
-        return None
-
-    def answer(q: np.ndarray, count: int) -> list[str]:  # not recorded as asked
-        return [i for i, _ in index.topk(q, 10, candidate_count=count)]
-
-    exact_taught, exact_held = reference(index, taught), reference(index, held)
-    built = index.candidates
-    out: dict[str, Any] = {
-        "taught_questions": len(taught), "held_out_questions": len(held),
-        "as_built": {"candidates": built,
-                     "recall@10_taught": round(recall_at(taught, exact_taught, answer, built), 4),
-                     "recall@10_held_out": round(recall_at(held, exact_held, answer, built), 4)}}
-    start = time.perf_counter()
-    for q in taught:  # asked as an agent asks: recorded
-        store.vector_topk(namespace, q, 10)
-    store.wait_for_ann()  # the check runs in the quiet after the questions
-    now = index.candidates
-    out["learned"] = {"candidates": now, "seconds": round(time.perf_counter() - start, 2),
-                      "recall@10_held_out": round(recall_at(held, exact_held, answer, now), 4)}
-    return out
 
 
 def _exhaustive(mem: GraphMemory, namespace: str) -> Callable[[np.ndarray, int], set[str]]:

@@ -1,6 +1,6 @@
 """`graphmem serve` stopped by SIGTERM (how Docker, systemd and Kubernetes stop it) closes its
 store before it exits. uvicorn shuts down on the signal and then raises it again, which used
-to kill the process before the store closed: the product codes were not saved, so every
+to kill the process before the store closed: the faiss indexes were not saved, so every
 restart after a write rebuilt them (minutes of slower answers at 1M), and queued access
 bookkeeping was lost."""
 
@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import numpy as np
 
 from graphmem import GraphMemory
 from graphmem.api.keys import KeyStore
@@ -28,6 +29,7 @@ CONFIG = GraphMemConfig(store=StoreConfig(ann_min=200, ann_build_in_background=F
 def _states(data: Path) -> dict[str, str]:
     with GraphMemory.open(data, config=CONFIG, embedder=RandomEmbedder()) as mem:
         assert isinstance(mem.backend, SQLiteStore)
+        mem.backend.similarities("ops", [], np.zeros(384, np.float32))  # loaded on first use
         return mem.backend.ann_states()
 
 

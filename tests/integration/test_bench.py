@@ -386,17 +386,17 @@ def test_locomo_command_end_to_end_on_a_tiny_folder(tmp_path: Path,
     assert 0.0 < r["systems"]["graphmem"]["overall"]["recall@10"] <= 1.0
     assert r["dropped_evidence"] == 2 and r["unscored_questions"] == 1
     assert "| graphmem |" in locomo.table(r)
-    # product codes serving the vector seeds (--ann) answer as the exact scan on this data
+    # faiss indexes serving the vector seeds (--ann) answer as the exact scan on this data
     built: list[str] = []
-    from graphmem.store.ann.keeper import AnnKeeper
+    from graphmem.store.ann.builder import Builder
 
-    install = AnnKeeper._build
+    install = Builder.build
 
-    def spy(self: AnnKeeper, ns: str, *args: object) -> None:
+    def spy(self: Builder, ns: str, *args: object) -> None:
         built.append(ns)
         install(self, ns, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(AnnKeeper, "_build", spy)
+    monkeypatch.setattr(Builder, "build", spy)
     with_ann = locomo.run_locomo(tmp_path, ks=(1, 10), embedder=FakeEmbedder(), ann=True,
                                  progress=lambda *_: None)
     assert set(built) == {"conv-1"} and with_ann["ann_forced"] is True

@@ -25,7 +25,7 @@ def _contradictions(folder: Path, ids: list[str]) -> tuple[int, list[Relation]]:
 
 
 def test_a_type_the_namespace_lacks_costs_no_edge_lookup(tmp_path: Path) -> None:
-    store = open_store(tmp_path, mapped_rows_min=10**9)
+    store = open_store(tmp_path, ann_min=10**9)
     ids = [f"m{i}" for i in range(0, N, 7)]  # 429 ids: thousands of index probes if looked up
     try:
         store.apply(WriteBatch(NS, memories=memories(unit(N))))

@@ -74,7 +74,7 @@ def run(store: SQLiteStore, op: tuple[Any, ...]) -> None:
 def test_kept_counts_equal_a_scan_after_any_writes(
         tmp_path_factory: pytest.TempPathFactory, sequence: list[tuple[Any, ...]]) -> None:
     folder = tmp_path_factory.mktemp("counts")
-    store = SQLiteStore(folder, dim=4, config=StoreConfig(ann_min=0, mapped_rows_min=0))
+    store = SQLiteStore(folder, dim=4, config=StoreConfig(ann_min=0))
     store.open()
     try:
         for ns in NAMESPACES:  # a start to move, patch, link and delete

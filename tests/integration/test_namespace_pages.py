@@ -42,7 +42,7 @@ def steps_for_a_page(folder: Path, after_pk: int, page: int = 8) -> int:
 def test_a_page_reads_its_rows_whatever_the_namespace_holds(tmp_path: Path) -> None:
     small, large = tmp_path / "small", tmp_path / "large"
     for folder, n in ((small, 200), (large, 4000)):
-        store = open_store(folder, mapped_rows_min=0)
+        store = open_store(folder, ann_min=0)
         try:
             store.apply(WriteBatch(NS, memories=memories(unit(n))))
             store.apply(WriteBatch("other", memories=memories(unit(50, seed=1), ns="other")))
@@ -66,7 +66,7 @@ def test_a_hash_lookup_stays_on_the_hash_index(tmp_path: Path) -> None:
     pk) index, which reads the whole namespace."""
     small, large = tmp_path / "small", tmp_path / "large"
     for folder, n in ((small, 200), (large, 4000)):
-        store = open_store(folder, mapped_rows_min=0)
+        store = open_store(folder, ann_min=0)
         try:
             store.apply(WriteBatch(NS, memories=memories(unit(n))))
         finally:

@@ -1,6 +1,7 @@
-"""Mapped rows of large namespaces (ADR 0020): they open without reading SQLite, hold exactly
-what SQLite holds, and are never trusted after anything changed behind them (another
-process's writes, a crash, a damaged or foreign file)."""
+"""Saved vectors of large namespaces (ADR 0020, 0068): the rows mapped from files and the faiss
+indexes load without reading SQLite, hold exactly what SQLite holds, and are never trusted
+after anything changed behind them (another process's writes, a crash, a damaged or foreign
+file)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 from graphmem.config import StoreConfig
 from graphmem.models import Memory, Status, Tier
-from graphmem.store.ann import row_files
+from graphmem.store.ann import files
 from graphmem.store.base import WriteBatch
 from graphmem.store.sqlite.store import SQLiteStore
 
@@ -36,34 +37,35 @@ def memories(vectors: np.ndarray, start: int = 0, ns: str = NS) -> list[Memory]:
             for i, x in enumerate(vectors, start)]
 
 
-def open_store(folder: Path, mapped_rows_min: int = 500, ann_min: int = 0) -> SQLiteStore:
+def open_store(folder: Path, ann_min: int = 500) -> SQLiteStore:
     store = SQLiteStore(folder, dim=DIM, config=StoreConfig(
-        mapped_rows_min=mapped_rows_min, ann_min=ann_min, ann_build_in_background=False))
+        ann_min=ann_min, ann_build_in_background=False))
     store.open()
     return store
 
 
 def state(store: SQLiteStore, ns: str = NS) -> tuple[object, ...]:
-    index = store._vectors[ns]
-    rows = sorted((i, int(index._pk[r]), index._content[r].tobytes(),
-                   index._context[r].tobytes() if index._has_context[r] else None,
-                   int(index._tier[r]), int(index._status[r]))
+    store.similarities(ns, [], np.zeros(DIM, np.float32))  # loaded on first use
+    index, col = store._vectors[ns], store._vectors[ns].col
+    rows = sorted((i, int(col["pk"][r]), index.rows["content"][r].tobytes(),
+                   index.rows["context"][r].tobytes() if col["has_context"][r] else None,
+                   int(col["tier"][r]), int(col["status"][r]))
                   for i, r in index.row_of.items())
-    return rows, index._states.tolist(), len(index)
+    return rows, len(index)
 
 
 def loaded_from_files(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The namespaces the files serve at the next opens (recorded)."""
     served: list[str] = []
-    load = row_files.RowFiles.load
+    load = files.RowFiles.load
 
-    def spy(self: row_files.RowFiles, namespace: str, conn: object) -> object:
+    def spy(self: files.RowFiles, namespace: str, conn: object) -> object:
         got = load(self, namespace, conn)  # type: ignore[arg-type]
         if got is not None:
             served.append(namespace)
         return got
 
-    monkeypatch.setattr(row_files.RowFiles, "load", spy)
+    monkeypatch.setattr(files.RowFiles, "load", spy)
     return served
 
 
@@ -73,22 +75,26 @@ def test_a_large_namespace_maps_its_rows_and_reopens_from_them(
     store = open_store(tmp_path)
     store.apply(WriteBatch(NS, memories=memories(v[:400])))
     store.apply(WriteBatch("small", memories=memories(v[:10], ns="small")))
+    state(store)
     assert not store._vectors[NS].mapped  # below the threshold: in memory
     store.apply(WriteBatch(NS, memories=memories(v[400:], 400)))  # crosses it, and grows
     store.apply(WriteBatch(NS, delete_memories=["m7"], patches=[
         ("m8", {"status": Status.ARCHIVED}), ("m9", {"tier": Tier.GLACIAL})]))
     index = store._vectors[NS]
-    assert index.mapped and isinstance(index._content, np.memmap)
-    assert not store._vectors["small"].mapped
+    assert index.mapped and isinstance(index.rows["content"], np.memmap)
+    assert index.ann is not None and store.ann_states() == {NS: "built"}
     before, small = state(store), state(store, "small")
+    assert not store._vectors["small"].mapped
     answer = store.vector_topk(NS, v[5], 10)
     store.close()
 
     served = loaded_from_files(monkeypatch)
     store = open_store(tmp_path)
     try:
-        assert served == [NS]  # the small namespace is read from SQLite, as before
+        assert served == [] and store._vectors == {}  # opening reads no vectors
         assert state(store) == before and state(store, "small") == small
+        assert served == [NS]  # the small namespace is read from SQLite, as before
+        assert store.ann_states() == {NS: "loaded"}
         assert store.vector_topk(NS, v[5], 10) == answer
         assert store.vector_topk(NS, v[8], 10, statuses=(Status.ARCHIVED,))[0][0] == "m8"
         # writes go on into the mapped files, past their capacity
@@ -111,8 +117,9 @@ def test_rows_changed_by_a_process_without_mapping_are_read_from_sqlite(
     v = unit(800)
     store = open_store(tmp_path)
     store.apply(WriteBatch(NS, memories=memories(v)))
+    state(store)  # loaded: saved at close
     store.close()
-    plain = open_store(tmp_path, mapped_rows_min=0)
+    plain = open_store(tmp_path, ann_min=0)
     plain.apply(WriteBatch(NS, patches=[("m3", {"status": Status.ARCHIVED})]))
     plain.close()
     served = loaded_from_files(monkeypatch)
@@ -122,7 +129,7 @@ def test_rows_changed_by_a_process_without_mapping_are_read_from_sqlite(
         assert "m3" not in {i for i, _ in store.vector_topk(NS, v[3], 10)}
     finally:
         store.close()
-    plain = open_store(tmp_path, mapped_rows_min=0)
+    plain = open_store(tmp_path, ann_min=0)
     plain.apply(WriteBatch(NS, memories=memories(-v[4][None, :], 4)))
     plain.close()
     store = open_store(tmp_path)
@@ -139,6 +146,7 @@ sys.path.insert(0, {tests!r})
 from test_row_files import memories, open_store, unit, WriteBatch, NS, Status
 from pathlib import Path
 store = open_store(Path({folder!r}))
+store.vector_topk(NS, unit(1)[0], 1)  # loaded: the files are written
 store.apply(WriteBatch(NS, memories=memories(-unit(1)[0][None, :], 11),
                        patches=[("m12", {{"status": Status.ARCHIVED}})]))
 os._exit(0)  # no close: the files hold the write, nothing says so
@@ -150,6 +158,7 @@ def test_after_a_crash_the_rows_come_from_sqlite(
     v = unit(800)
     store = open_store(tmp_path)
     store.apply(WriteBatch(NS, memories=memories(v)))
+    state(store)  # loaded: saved at close
     store.close()
     script = CRASH.format(tests=str(Path(__file__).parent), folder=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
@@ -176,6 +185,7 @@ def test_a_commit_lost_to_a_power_cut_does_not_leave_trusted_files(
     v = unit(800)
     store = open_store(tmp_path)
     store.apply(WriteBatch(NS, memories=memories(v)))
+    state(store)  # loaded: saved at close
     store.close()
     saved = tmp_path.parent / "before-the-cut"
     saved.mkdir()
@@ -205,6 +215,7 @@ def test_damaged_or_foreign_files_are_not_used(
     for folder, seed in ((a, 0), (b, 1)):
         store = open_store(folder)
         store.apply(WriteBatch(NS, memories=memories(unit(800, seed=seed))))
+        state(store)  # loaded: saved at close
         store.close()
     # b's files under a's name: same epoch, same counts, other vectors
     for path in (b / "vectors").iterdir():
@@ -224,57 +235,3 @@ def test_damaged_or_foreign_files_are_not_used(
             assert served == [] and store.vector_topk(NS, unit(800)[6], 1)[0][0] == "m6"
         finally:
             store.close()
-
-
-def test_mapped_rows_and_product_codes_reopen_together(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    v = unit(3000)
-    store = open_store(tmp_path, ann_min=1000)
-    store.apply(WriteBatch(NS, memories=memories(v)))
-    assert store.ann_states() == {NS: "built"}
-    answer = store.vector_topk(NS, v[42], 10)
-    store.close()
-    served = loaded_from_files(monkeypatch)
-    store = open_store(tmp_path, ann_min=1000)
-    try:
-        assert served == [NS] and store.ann_states() == {NS: "loaded"}
-        assert store.vector_topk(NS, v[42], 10) == answer
-    finally:
-        store.close()
-
-
-def _resident_kb(path_part: str) -> int:
-    """Resident KB of this process's mappings of files whose path contains ``path_part``."""
-    total, inside = 0, False
-    with open("/proc/self/smaps") as fh:
-        for line in fh:
-            if line[0] in "0123456789abcdef" and "-" in line.split()[0]:
-                inside = path_part in line
-            elif inside and line.startswith("Rss:"):
-                total += int(line.split()[1])
-    return total
-
-
-def test_a_mapped_index_releases_its_pages_past_the_resident_budget(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Random queries would map the whole row files into the process's resident memory; past
-    the budget the index drops its mappings (the data stays in the file and page cache)."""
-    import graphmem.store.ann.vectors as vectors
-
-    v = unit(6000)
-    store = open_store(tmp_path)
-    try:
-        store.apply(WriteBatch(NS, memories=memories(v)))
-        index = store._vectors[NS]
-        assert index.mapped
-        monkeypatch.setattr(vectors, "RESIDENT_BUDGET", 10**12)
-        index._touched = 0
-        answer = store.vector_topk(NS, v[9], 5)  # an exact scan of every row
-        mapped = _resident_kb(".content.f32")
-        assert mapped >= 6000 * DIM * 4 // 1024 * 0.9
-        monkeypatch.setattr(vectors, "RESIDENT_BUDGET", 4096)
-        assert store.vector_topk(NS, v[9], 5) == answer  # past the budget: released
-        assert _resident_kb(".content.f32") < mapped / 10
-        assert store.vector_topk(NS, v[9], 5) == answer  # and read again from the file
-    finally:
-        store.close()

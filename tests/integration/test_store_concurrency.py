@@ -34,7 +34,7 @@ def memory(i: int) -> Memory:
 
 
 def open_store(folder: Path) -> SQLiteStore:
-    store = SQLiteStore(folder, dim=DIM, config=StoreConfig(ann_min=0, mapped_rows_min=0))
+    store = SQLiteStore(folder, dim=DIM, config=StoreConfig(ann_min=0))
     store.open()
     return store
 
@@ -84,6 +84,7 @@ def test_a_write_updates_the_index_only_when_the_reads_under_way_are_done(
     store = open_store(tmp_path)
     try:
         store.apply(WriteBatch(NS, memories=[memory(1)]))
+        store.vector_topk(NS, vec(1), 1)  # the namespace's vectors are loaded on first use
         inside, leave = threading.Event(), threading.Event()
 
         def long_read() -> None:
@@ -103,6 +104,40 @@ def test_a_write_updates_the_index_only_when_the_reads_under_way_are_done(
         for t in (reader, writer):
             t.join(5)
         assert "m2" in store._vectors[NS].row_of
+    finally:
+        store.close()
+
+
+def test_a_namespace_is_loaded_once_on_first_use_and_never_served_half_loaded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening reads no vectors; concurrent first readers wait for the one load, and all see
+    the whole namespace (ADR 0068)."""
+    from graphmem.store.ann import load as ann_load
+
+    store = open_store(tmp_path)
+    store.apply(WriteBatch(NS, memories=[memory(i) for i in range(50)]))
+    store.close()
+    loads: list[str] = []
+    real = ann_load.load
+
+    def slow(*args: object, **kwargs: object) -> object:
+        loads.append(str(args[1]))
+        time.sleep(0.2)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ann_load, "load", slow)
+    store = open_store(tmp_path)
+    try:
+        assert store._vectors == {} and loads == []
+        answers: list[list[str]] = []
+        threads = [threading.Thread(target=lambda: answers.append(
+            [i for i, _ in store.vector_topk(NS, vec(7), 50)])) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        assert loads == [NS] and len(answers) == 4
+        assert all(len(a) == 50 and a[0] == "m7" for a in answers)
     finally:
         store.close()
 

@@ -43,12 +43,10 @@ def edge(a: str, b: str, t: RelationType = RelationType.CAUSES, ns: str = NS,
 
 
 def open_sqlite(tmp_path: Path, *, ann: bool = False) -> SQLiteStore:
-    """``ann``: every namespace's vector candidates chosen by product codes (built in the
-    write), 10 re-scored per query where the self-check allows: the codes really choose."""
+    """``ann``: every namespace's top-k answered by its faiss indexes (built in the write)."""
     from graphmem.config import StoreConfig
 
-    config = StoreConfig(ann_min=1 if ann else 0, ann_candidates=10,
-                         ann_build_in_background=False)
+    config = StoreConfig(ann_min=1 if ann else 0, ann_build_in_background=False)
     s = SQLiteStore(tmp_path / "sqlite", dim=DIM, config=config)
     s.open()
     return s
@@ -251,13 +249,8 @@ def test_context_field_only_ranks_memories_with_context(store: MemoryStore) -> N
     assert [i for i, _ in got] == ["m1"]
 
 
-@pytest.mark.parametrize("parallel", [False, True])
-def test_vector_topk_fields_is_vector_topk_of_each_field(
-        store: MemoryStore, parallel: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Both fields in one call (the embedded store searches them at once in a large
-    namespace: ``parallel`` makes every namespace large) answer as two calls would."""
-    if parallel:
-        monkeypatch.setattr("graphmem.store.ann.vectors.PARALLEL_MIN", 0)
+def test_vector_topk_fields_is_vector_topk_of_each_field(store: MemoryStore) -> None:
+    """Both fields in one call answer as two calls would."""
     ms = [memory(i, context=i % 3 > 0, tier=Tier.FAST if i % 2 else Tier.SLOW)
           for i in range(30)]
     ms[4].status = Status.ARCHIVED

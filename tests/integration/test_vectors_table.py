@@ -53,23 +53,25 @@ def columns(store: SQLiteStore) -> list[str]:
 def test_a_schema_6_store_moves_its_vectors_out_and_keeps_every_memory(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """pks, vectors, full-text rows and the mapped rows all survive; the rows shrink."""
-    store = open_store(tmp_path, mapped_rows_min=500)
+    store = open_store(tmp_path, ann_min=500)
     store.apply(WriteBatch(NS, memories=memories(unit(900, seed=3))))
     store.apply(WriteBatch("small", memories=memories(unit(20, seed=4), ns="small")))
     store.apply(WriteBatch(NS, delete_memories=["m5", "m6"]))  # gaps in the pks
     before = store.get_memories(NS, [f"m{i}" for i in range(900)], embeddings=True)
+    store.vector_topk(NS, unit(1)[0], 1)  # loaded: saved at close
     pks = dict(store.conn.execute("SELECT id, pk FROM memories WHERE namespace = ?", (NS,)))
     hits = store.keyword_topk(NS, ["w17"], 5)
     store.close()
     back_to_v6(tmp_path)
     v6_pages = pages(tmp_path, "memories")
     served = loaded_from_files(monkeypatch)
-    store = open_store(tmp_path, mapped_rows_min=500)
+    store = open_store(tmp_path, ann_min=500)
     try:
         assert sqlite_schema.current_version(store.conn) == sqlite_schema.SCHEMA_VERSION
         assert "embedding" not in columns(store) and "context_embedding" not in columns(store)
         # the old table's pages went back to the disk
         assert store.conn.execute("PRAGMA freelist_count").fetchone()[0] == 0
+        store.vector_topk(NS, unit(1)[0], 1)  # loaded on first use
         assert served == [NS]  # the files' rows still match SQLite's, by pk and vector
         after = store.get_memories(NS, list(before), embeddings=True)
         for id_, m in before.items():
@@ -92,7 +94,7 @@ def test_a_schema_6_store_moves_its_vectors_out_and_keeps_every_memory(
 def test_a_deleted_memory_takes_its_vectors_with_it(tmp_path: Path) -> None:
     """The vectors row goes in the delete's transaction: a pk SQLite hands out again (the
     highest one, deleted) must not come back with the deleted memory's vectors."""
-    store = open_store(tmp_path, mapped_rows_min=0)
+    store = open_store(tmp_path, ann_min=0)
     try:
         ms = memories(unit(3, seed=5))
         store.apply(WriteBatch(NS, memories=ms))
@@ -110,7 +112,7 @@ def test_a_deleted_memory_takes_its_vectors_with_it(tmp_path: Path) -> None:
 
 def test_an_update_without_vectors_keeps_them_and_one_with_vectors_replaces_them(
         tmp_path: Path) -> None:
-    store = open_store(tmp_path, mapped_rows_min=0)
+    store = open_store(tmp_path, ann_min=0)
     try:
         m = memories(unit(1, seed=6))[0].copy(context_embedding=unit(1, seed=7)[0])
         store.apply(WriteBatch(NS, memories=[m]))
@@ -126,7 +128,7 @@ def test_an_update_without_vectors_keeps_them_and_one_with_vectors_replaces_them
         assert raw(got.embedding) == raw(new) and got.context_embedding is None
     finally:
         store.close()
-    store = open_store(tmp_path, mapped_rows_min=0)  # and the index read back at open agrees
+    store = open_store(tmp_path, ann_min=0)  # and the index read back at open agrees
     try:
         assert store.vector_topk(NS, new, 1)[0][0] == m.id
     finally:

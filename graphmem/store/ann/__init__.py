@@ -1,1 +1,43 @@
-"""The vector layer of the embedded store: one index per namespace."""
+"""The vector layer of the embedded store (ADR 0068): per namespace, ``index.VectorIndex``
+(exact numpy top-k; faiss indexes from ``faiss_fields`` once ``builder`` built them), loaded on
+first use by ``load`` and saved beside SQLite by ``files``. ``Vectors`` is what the store
+asks of it."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from graphmem.models import Status, Tier
+
+Hits = list[tuple[str, float]]
+
+
+class Vectors(Protocol):
+    """One namespace's vectors, as ``SQLiteStore`` uses them (``index.VectorIndex``)."""
+
+    def __len__(self) -> int: ...
+
+    def upsert(self, id_: str, content: np.ndarray | None, context: np.ndarray | None,
+               tier: Tier, status: Status, *, pk: int | None = None) -> None: ...
+
+    def remove(self, id_: str) -> None: ...
+
+    def set_state(self, id_: str, tier: Tier, status: Status) -> None: ...
+
+    def topk(self, query: np.ndarray, k: int, *, field: str = "content",
+             tiers: Collection[Tier] | None = None, statuses: Collection[Status] = ...,
+             exact: bool = False) -> Hits: ...
+
+    def topk_many(self, queries: np.ndarray, k: int, *, field: str = "content",
+                  tiers: Collection[Tier] | None = None, statuses: Collection[Status] = ...,
+                  exact: bool = False, chunk: int = 256) -> list[Hits]: ...
+
+    def similarities(self, ids: Sequence[str], query: np.ndarray
+                     ) -> dict[str, tuple[float, float | None]]: ...
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray | None]]: ...
+
+    def state(self) -> dict[str, Any]: ...

@@ -1,15 +1,14 @@
-"""Embedded default store: SQLite (WAL, FTS5) + in-memory vector matrix, and product codes
-that choose vector candidates in namespaces past ``StoreConfig.ann_min`` (``ann_keeper``,
-ADR 0019).
+"""Embedded default store: SQLite (WAL, FTS5) + each namespace's vectors in memory
+(``graphmem.store.ann``: exact numpy top-k, faiss indexes past ``StoreConfig.ann_min``).
 
 The SQL lives beside it: ``sqlite_rows`` (reads and row decoding), ``sqlite_writes`` (a
 write batch's statements), ``sqlite_keywords`` (BM25 statistics), ``sqlite_jobs``
-(consolidation runs and leases), ``sqlite_schema`` (migrations), ``sqlite_caches`` (the
-vector indexes built at open); this class owns the connections, the locks and the
-in-memory caches.
+(consolidation runs and leases), ``sqlite_schema`` (migrations); this class owns the
+connections, the locks and the in-memory vectors.
 
-SQLite is the source of truth; the caches are rebuilt from it at ``open`` and updated only
-after a transaction commits, so a failed write leaves both untouched. One process owns a data
+SQLite is the source of truth; a namespace's vectors are loaded on its first use (opening
+reads none: a namespace costs what it holds, ADR 0068) and updated only after a transaction
+commits, so a failed write leaves both untouched. One process owns a data
 folder (``FolderLock``). Inside it, reads run side by side, each thread on its own SQLite
 connection (WAL); writes take turns on the store's connection and run beside the reads (WAL
 readers keep their snapshot), and only the step that brings the in-memory index in step with
@@ -44,10 +43,10 @@ from graphmem.models import (
     Transition,
 )
 from graphmem.rules.bm25 import TermStats
-from graphmem.store.ann import load as sqlite_caches
-from graphmem.store.ann import row_files
-from graphmem.store.ann.keeper import AnnKeeper
-from graphmem.store.ann.vectors import VectorIndex
+from graphmem.store.ann import load as ann_load
+from graphmem.store.ann.builder import Builder
+from graphmem.store.ann.files import RowFiles, count_memories, read_epoch
+from graphmem.store.ann.index import VectorIndex
 from graphmem.store.base import (
     ActiveColumns,
     Counts,
@@ -115,9 +114,10 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
         self._total = (0, 0)  # (asks, the store's memories when last counted): ``_share``
         self._folder_lock = FolderLock(self.folder)
         self._conn: sqlite3.Connection | None = None
-        self._vectors: dict[str, VectorIndex] = {}
-        self._ann = AnnKeeper(self.folder, dim, self.config)
-        self._rows = row_files.RowFiles(self.folder, dim)
+        self._vectors: dict[str, VectorIndex] = {}  # the namespaces used since open
+        self._loading = threading.Lock()  # one thread loads a namespace's vectors
+        self._ann = Builder(self.config.ann_min, self.config.ann_build_in_background)
+        self._rows = RowFiles(self.folder, dim)
         self._checkpoints = Checkpointer(self.folder / DB_FILE,
                                          busy_timeout_ms=self.config.busy_timeout_ms)
 
@@ -145,9 +145,6 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
             self._tune(conn)
             migrate(conn)
             self._conn = conn
-            self._vectors.update(sqlite_caches.load_indexes(conn, self.folder, self.dim,
-                                                            self.config, self._rows))
-            self._ann.after_open(conn, self._lock, self._vectors)
         except sqlite3.Error as exc:
             self._folder_lock.release()
             raise StoreError(f"cannot open {self.folder / DB_FILE}: {exc}") from exc
@@ -165,12 +162,11 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
         with self._guard(write=True), self._lock.write():
             if self._conn is not None:
                 self._merge_fts(at_least=_FTS_MERGE_AT_CLOSE)  # a bulk load ends merged
-                self._ann.save(self._conn, self._vectors)
                 for ns, index in self._vectors.items():
                     if index.mapped:
-                        self._rows.save(ns, row_files.read_epoch(self._conn, ns),
-                                        index.arrays(),
-                                        row_files.count_memories(self._conn, ns))
+                        self._rows.save(ns, read_epoch(self._conn, ns),
+                                        count_memories(self._conn, ns), index.state(),
+                                        index.ann)
                 # the last writes are in; closing the last connection checkpoints what is left
                 self._checkpoints.stop()
                 self._conn.close()
@@ -270,17 +266,27 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
                 raise StoreError(f"store unavailable: {exc}") from exc
 
     def wait_for_ann(self, timeout: float | None = None) -> None:
-        """Until the product codes being built are installed (benchmarks, tests)."""
+        """Until the faiss indexes being built are installed (benchmarks, tests)."""
         self._ann.wait(timeout)
 
     def ann_states(self) -> dict[str, str]:
-        """namespace -> loaded | built | building | exact, for namespaces past ``ann_min``."""
+        """namespace -> building | built, for the namespaces with faiss indexes."""
         return dict(self._ann.state)
 
     def _index(self, namespace: str) -> VectorIndex:
+        """The namespace's vectors, loaded on first use (a read or the write lock held): the
+        whole index is published at once, never half of it."""
         index = self._vectors.get(namespace)
         if index is None:
-            index = self._vectors[namespace] = VectorIndex(self.dim)
+            with self._loading:
+                index = self._vectors.get(namespace)
+                if index is None:
+                    index = ann_load.load(self.conn, namespace, self.dim, self._rows,
+                                          self.config.ann_min)
+                    if index.ann is not None:
+                        self._ann.state[namespace] = "loaded"
+                    self._ann.consider(namespace, index, self._lock)
+                    self._vectors[namespace] = index
         return index
 
     # writes ---------------------------------------------------------------------------------
@@ -329,7 +335,9 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
 
     def _after_commit(self, ns: str, batch: WriteBatch, new_pks: dict[str, int],
                       patched_states: list[tuple[str, Tier, Status]]) -> None:
-        index = self._index(ns)
+        index = self._vectors.get(ns)
+        if index is None:
+            return  # not loaded: its first use reads it, this write included
         for id_ in batch.delete_memories:
             index.remove(id_)
         for m in batch.memories:
@@ -340,10 +348,9 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
                              pk=new_pks.get(m.id))
         for id_, tier, status in patched_states:
             index.set_state(id_, tier, status)
-        big = self.config.mapped_rows_min
-        if big and not index.mapped and len(index) >= big:
-            index.map_rows(sqlite_caches.mapped(self._rows, ns))
-        self._ann.after_write(ns, index, self._lock)
+        if self.config.ann_min and not index.mapped and len(index) >= self.config.ann_min:
+            index.map_rows(ann_load.mapped(self._rows, ns))
+        self._ann.consider(ns, index, self._lock)
 
     def touch(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
         if not ids:
@@ -362,17 +369,15 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
     def similarities(self, namespace: str, ids: Sequence[str], vector: np.ndarray
                      ) -> dict[str, tuple[float, float | None]]:
         with self._guard():
-            index = self._vectors.get(namespace)
-            return {} if index is None else index.similarities(ids, vector)
+            return self._index(namespace).similarities(ids, vector)
 
     def get_scored(self, namespace: str, ids: Sequence[str], vector: np.ndarray
                    ) -> tuple[dict[str, Candidate], dict[str, tuple[float, float | None]]]:
         with self._guard(borrow=True):
-            index = self._vectors.get(namespace)
+            index = self._index(namespace)
             unique = list(dict.fromkeys(ids))
-            found = sqlite_rows.candidates(self.conn, namespace, unique,
-                                           [] if index is None else index.pks_of(unique))
-            return found, ({} if index is None else index.similarities(unique, vector))
+            found = sqlite_rows.candidates(self.conn, namespace, unique, index.pks_of(unique))
+            return found, index.similarities(unique, vector)
 
     def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         with self._guard(borrow=True):
@@ -475,38 +480,23 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
                     field: VectorField = "content", tiers: Collection[Tier] | None = None,
                     statuses: Collection[Status] = (Status.ACTIVE,)) -> list[tuple[str, float]]:
         with self._guard():
-            index = self._vectors.get(namespace)
-            if index is None:
-                return []
-            found = index.topk(vector, k, field=field, tiers=tiers, statuses=statuses)
-            if field == "content":
-                self._ann.after_query(namespace, index, vector, self._lock)
-            return found
+            return self._index(namespace).topk(vector, k, field=field, tiers=tiers,
+                                               statuses=statuses)
 
     def vector_topk_fields(self, namespace: str, vector: np.ndarray, k: int, *,
                            tiers: Collection[Tier] | None = None,
                            statuses: Collection[Status] = (Status.ACTIVE,),
                            ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         with self._guard():
-            index = self._vectors.get(namespace)
-            if index is None:
-                return [], []
-            # alone, a query searches the second field in another thread; among concurrent
-            # queries the cores are busy already
-            found = index.topk_fields(vector, k, tiers=tiers, statuses=statuses,
-                                      parallel=self._lock.readers <= 1)
-            self._ann.after_query(namespace, index, vector, self._lock)
-            return found
+            return self._index(namespace).topk_fields(vector, k, tiers=tiers,
+                                                      statuses=statuses)
 
     def vector_topk_many(self, namespace: str, vectors: np.ndarray, k: int, *,
                          statuses: Collection[Status] = (Status.ACTIVE,),
                          min_score: float | None = None,
                          ) -> list[list[tuple[str, float]]]:
-        with self._guard():
-            index = self._vectors.get(namespace)
-            if index is None:
-                return [[] for _ in range(len(vectors))]
-            return index.topk_many(vectors, k, statuses=statuses, min_score=min_score)
+        with self._guard():  # the hits under ``min_score`` are the caller's to drop
+            return self._index(namespace).topk_many(vectors, k, statuses=statuses)
 
     def keyword_topk(self, namespace: str, terms: Sequence[str], k: int, *,
                      tiers: Collection[Tier] | None = None,

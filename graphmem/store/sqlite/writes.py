@@ -16,8 +16,7 @@ from typing import Any
 from graphmem.errors import DuplicateError
 from graphmem.models import Memory, Status, Tier
 from graphmem.store import codec
-from graphmem.store.ann import row_files
-from graphmem.store.ann.keeper import bump_epoch
+from graphmem.store.ann.files import bump_epoch
 from graphmem.store.base import WriteBatch
 from graphmem.store.sqlite import keywords as sqlite_keywords
 from graphmem.store.sqlite.rows import CHUNK, COLS, marks, ns_tag, tags
@@ -134,11 +133,9 @@ def write(conn: sqlite3.Connection, batch: WriteBatch, replaced: list[tuple[str,
     for m in batch.memories:
         deltas.add(m.keywords, m.context_keywords, 1)
     sqlite_keywords.write(conn, ns, deltas)
-    if batch.memories or batch.delete_memories:
-        bump_epoch(conn, ns)  # saved product codes are out of date from here
     if batch.memories or batch.delete_memories or any(
             "tier" in f or "status" in f for _, f in batch.patches):
-        row_files.bump_epoch(conn, ns)  # and so are saved rows (ADR 0020)
+        bump_epoch(conn, ns)  # the namespace's saved vectors are out of date (ADR 0068)
     new_pks = _full_text(conn, ns, batch.memories)
     conn.executemany(_VECTORS, [
         (new_pks[m.id], codec.blob(m.embedding), codec.blob(m.context_embedding))

@@ -1,0 +1,71 @@
+"""The faiss index of a large namespace's field: one ``index_factory`` string with a float
+refine stage (``k_factor`` candidates re-scored by faiss), filters as an ``IDSelectorBitmap``.
+
+Positions in the index are the rows' *keys* (``VectorIndex``): a key is given once and never
+reused, so a deleted or re-embedded row leaves its old position behind, which no selector
+lets through; the index is rebuilt when such positions pile up (ADR 0068).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+#: the base and its refine stage (ADR 0068 has the choice, on MiniLM vectors)
+FACTORY = "IVF{lists},SQ8,RFlat"
+#: candidates the refine stage re-scores, per result asked
+K_FACTOR = 8
+#: inverted lists probed per query, as a share of the lists (and at least ``PROBE_MIN``)
+PROBE_SHARE, PROBE_MIN = 1 / 16, 8
+#: the coarse k-means and SQ8 ranges are trained on at most this many rows
+TRAIN_MAX = 65_536
+
+
+def lists_for(n: int) -> int:
+    """~sqrt(n) inverted lists, at most a fortieth of the rows (k-means wants ~40 a list).
+
+    Example:
+        >>> lists_for(100_000), lists_for(1_000_000), lists_for(10)
+        (316, 1000, 1)
+    """
+    return max(1, min(round(math.sqrt(n)), n // 40, 4096))
+
+
+def build(vectors: np.ndarray, seed: int = 0) -> Any:
+    """An index over ``vectors`` (position = row), trained on a sample of them."""
+    import faiss
+
+    n, dim = vectors.shape
+    lists = lists_for(n)
+    index = faiss.index_factory(dim, FACTORY.format(lists=lists), faiss.METRIC_INNER_PRODUCT)
+    take = np.sort(np.random.default_rng(seed).choice(n, TRAIN_MAX, replace=False)) \
+        if n > TRAIN_MAX else slice(None)
+    index.train(np.ascontiguousarray(vectors[take], dtype=np.float32))
+    for start in range(0, n, 65_536):
+        index.add(np.ascontiguousarray(vectors[start:start + 65_536], dtype=np.float32))
+    return index
+
+
+def selector(keys: np.ndarray, size: int) -> tuple[Any, np.ndarray]:
+    """A selector letting ``keys`` through (and the bitmap it reads: keep both alive)."""
+    import faiss
+
+    bits = np.zeros(size, dtype=bool)
+    bits[keys] = True
+    packed = np.packbits(bits, bitorder="little")
+    return faiss.IDSelectorBitmap(len(packed), faiss.swig_ptr(packed)), packed
+
+
+def search(index: Any, queries: np.ndarray, k: int, sel: Any) -> np.ndarray:
+    """Keys of the best ``k`` positions ``sel`` lets through, per query (-1: none)."""
+    import faiss
+
+    lists = int(faiss.extract_index_ivf(index).nlist)
+    ivf = faiss.SearchParametersIVF()
+    ivf.sel, ivf.nprobe = sel, min(lists, max(PROBE_MIN, math.ceil(lists * PROBE_SHARE)))
+    params = faiss.IndexRefineSearchParameters()
+    params.k_factor, params.base_index_params = K_FACTOR, ivf
+    _, keys = index.search(np.ascontiguousarray(queries, dtype=np.float32), k, params=params)
+    return np.asarray(keys)
