@@ -80,7 +80,7 @@ computed_option = click.option(
 @float_batches_option
 @computed_option
 @click.option("--ann", is_flag=True, default=False,
-              help="product codes choose the vector seeds of every namespace (embedded store)")
+              help="faiss indexes answer the vector seeds of every namespace (embedded store)")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @handles_errors
 def bench_locomo(folder: Path, convs: str | None, ks: str, store: str,
@@ -322,6 +322,21 @@ def bench_plots(results: Path, out: Path) -> None:
 
     for path in make_plots(results, out):
         click.echo(f"wrote {path}")
+
+
+@bench.command("tenants")
+@click.option("--n", type=int, default=10_000, show_default=True, help="namespaces")
+@click.option("--per", type=int, default=2, show_default=True, help="memories in each")
+@click.option("--queries", type=int, default=200, show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@handles_errors
+def bench_tenants(n: int, per: int, queries: int, out: Path | None) -> None:
+    """Many small namespaces: fresh-process open seconds and RSS, query p95 in one."""
+    from graphmem.bench.tenants import run_tenants, table
+
+    r = run_tenants(n, per, queries=queries, progress=lambda msg: click.echo(msg, err=True))
+    click.echo(table(r))
+    _write_json(out, r)
 
 
 @bench.command("scale")
