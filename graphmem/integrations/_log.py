@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from graphmem.errors import ValidationError
-from graphmem.models import Memory
+from graphmem.models import Memory, RetrievalResult
 from graphmem.rules import validation as v
 
 #: a ``GraphMemory``, a ``GraphMemClient`` or an ``AsyncGraphMemClient`` (the integrations
@@ -114,6 +114,16 @@ async def arun(plan: Plan[T], backend: Backend, lock: threading.Lock | None = No
                 step, result = plan.send, await getattr(backend, name)(*args, **kw)
             except Exception as exc:
                 step, result = plan.throw, exc
+
+
+def hit_fields(hit: RetrievalResult) -> dict[str, Any]:
+    """What the adapters keep beside a retrieved memory's text: the score's terms, the walk's
+    path (``str``, ``nodes``, ``steps``) and the memory's own fields."""
+    m, path = hit.memory, hit.path.to_dict()
+    return {"terms": dict(hit.terms), "path": str(hit.path), "path_nodes": path.get("nodes"),
+            "path_steps": path.get("steps"), "tier": m.tier.value, "type": m.type,
+            "session_id": m.session_id, "created_at": m.created_at.isoformat(),
+            "metadata": dict(m.metadata)}
 
 
 def call(name: str, *args: Any, **kw: Any) -> Plan[Any]:

@@ -36,6 +36,7 @@ from graphmem.integrations._log import (
     SessionLog,
     arun,
     call,
+    hit_fields,
     run,
     to_json,
 )
@@ -108,13 +109,8 @@ def to_document(hit: RetrievalResult) -> Document:
     metadata the score, the terms, the path (``str`` and ``nodes`` / ``steps``) and the
     memory's own fields."""
     m = hit.memory
-    path = hit.path.to_dict()
     return Document(page_content=m.content, id=m.id, metadata={
-        "id": m.id, "score": hit.score, "terms": dict(hit.terms), "path": str(hit.path),
-        "path_nodes": path.get("nodes"), "path_steps": path.get("steps"),
-        "disputed": hit.disputed, "tier": m.tier.value, "type": m.type,
-        "session_id": m.session_id, "created_at": m.created_at.isoformat(),
-        "metadata": dict(m.metadata)})
+        "id": m.id, "score": hit.score, "disputed": hit.disputed, **hit_fields(hit)})
 
 
 class GraphMemRetriever(BaseRetriever):

@@ -25,7 +25,7 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from pydantic import Field, PrivateAttr, field_validator
 
-from graphmem.integrations._log import STEP, arun, call, run
+from graphmem.integrations._log import STEP, arun, call, hit_fields, run
 from graphmem.models import RetrievalResult, utcnow
 from graphmem.rules import validation as v
 
@@ -115,14 +115,8 @@ class GraphMemBlock(BaseMemoryBlock[str]):
 def to_node(hit: RetrievalResult) -> NodeWithScore:
     """A retrieval result as a ``NodeWithScore``: the memory's content and id, and in the
     metadata the terms, the walk's path (``str``, ``nodes``, ``steps``) and its fields."""
-    m = hit.memory
-    path = hit.path.to_dict()
-    node = TextNode(id_=m.id, text=m.content, metadata={
-        "terms": dict(hit.terms), "path": str(hit.path), "path_nodes": path.get("nodes"),
-        "path_steps": path.get("steps"), "tier": m.tier.value, "type": m.type,
-        "session_id": m.session_id, "created_at": m.created_at.isoformat(),
-        "metadata": dict(m.metadata)},
-        excluded_llm_metadata_keys=["terms", "path_nodes", "path_steps", "metadata"])
+    node = TextNode(id_=hit.memory.id, text=hit.memory.content, metadata=hit_fields(hit),
+                    excluded_llm_metadata_keys=["terms", "path_nodes", "path_steps", "metadata"])
     return NodeWithScore(node=node, score=hit.score)
 
 
