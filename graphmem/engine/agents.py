@@ -242,13 +242,12 @@ class Agents:
                   ) -> MemoryInput:
         topic_ = _topic(topic)
         people = [v.optional_text(p, "participant") or "" for p in participants]
-        item = MemoryInput(content=f"Consensus on {topic_}: {conclusion}", type="consensus",
+        return MemoryInput(content=f"Consensus on {topic_}: {conclusion}", type="consensus",
                            topic=topic_, session_id=session_id,
                            metadata={"participants": ", ".join(people),
                                      "confidence": v.importance(confidence)},
                            relations=[RelationSpec(RelationType.REFERENCES, e)
                                       for e in evidence_ids])
-        return item
 
     @staticmethod
     def dissent(topic: str, agent: str, position: str, against: str | None) -> MemoryInput:
@@ -256,11 +255,10 @@ class Agents:
         who = v.optional_text(agent, "agent")
         if not who:
             raise ValidationError("agent is empty")
-        item = MemoryInput(content=f"{who} dissents on {topic_}: {position}", type="dissent",
+        return MemoryInput(content=f"{who} dissents on {topic_}: {position}", type="dissent",
                            topic=topic_, source=who,
                            relations=[] if against is None
                            else [RelationSpec(RelationType.CONTRADICTS, against)])
-        return item
 
     def _similar(self, topic: str, namespace: str, limit: int, type: str
                  ) -> list[RetrievalResult]:
@@ -344,11 +342,10 @@ class Agents:
         cap = self.core.config.capture.max_chars
         content = (f"{who} used {name} ({'ok' if ok else 'failed'}): {input[:cap]}"
                    f" -> {output[:cap]}")
-        item = MemoryInput(content=content, type="tool_usage", source=who,
+        return MemoryInput(content=content, type="tool_usage", source=who,
                            session_id=session_id, topic=name,
                            metadata={"tool": name, "ok": ok, "input_chars": len(input),
                                      "output_chars": len(output)})
-        return item
 
 
 def _topic(topic: Any) -> str:
