@@ -33,7 +33,7 @@ def test_the_store_sets_the_pool_unless_the_config_does(mem: GraphMemory) -> Non
     asked = _asked(mem)
     mem.retrieve("why did the rollback fail", namespace=NS, record_access=False)
     assert asked == [want]
-    mem._retriever.config = mem.config.model_copy(
+    mem._retriever.ranking.config = mem.config.model_copy(
         update={"tuning": TuningConfig(keyword_pool=120)})
     mem.retrieve("why did the login fail", namespace=NS, record_access=False)
     assert asked == [want, 120]

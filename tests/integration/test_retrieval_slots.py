@@ -33,7 +33,7 @@ def _open(tmp_path: Path, **retrieval_cfg: Any) -> GraphMemory:
 def _most_at_once(mem: GraphMemory, callers: int) -> int:
     """Run ``callers`` different retrievals together; how many were ranking at one moment."""
     retriever = mem._retriever
-    rank = retriever._rank
+    rank = retriever.ranking.rank
     lock, active, most = threading.Lock(), [0], [0]
 
     def slow_rank(*args: Any, **kw: Any) -> Any:
@@ -47,7 +47,7 @@ def _most_at_once(mem: GraphMemory, callers: int) -> int:
             with lock:
                 active[0] -= 1
 
-    retriever._rank = slow_rank  # type: ignore[method-assign]
+    retriever.ranking.rank = slow_rank  # type: ignore[method-assign]
     threads = [threading.Thread(target=mem.retrieve, args=(f"deploy {i} host", ),
                                 kwargs={"namespace": "ops"}) for i in range(callers)]
     for t in threads:
@@ -117,7 +117,7 @@ def test_retrievals_take_their_turns_in_the_order_they_came(tmp_path: Path) -> N
     could run many times in a row while the others waited."""
     with _open(tmp_path, concurrency=1) as mem:
         retriever = mem._retriever
-        rank = retriever._rank
+        rank = retriever.ranking.rank
         turns: list[str] = []
 
         def slow_rank(q: Any, *args: Any, **kw: Any) -> Any:
@@ -125,7 +125,7 @@ def test_retrievals_take_their_turns_in_the_order_they_came(tmp_path: Path) -> N
             time.sleep(0.01)  # the others wake and queue their next question meanwhile
             return rank(q, *args, **kw)
 
-        retriever._rank = slow_rank  # type: ignore[method-assign]
+        retriever.ranking.rank = slow_rank  # type: ignore[method-assign]
 
         def caller(n: int) -> None:
             for i in range(10):
