@@ -224,7 +224,9 @@ def table(r: dict[str, Any]) -> str:
     rows += [("RSS after queries / peak", f"{r['rss_mb']} / {r['peak_rss_mb']} MB"),
              ("disk", f"{r['disk_mb']} MB ({r['disk_mb_per_100k']} MB per 100k)"
               if "disk_mb" in r else "not seen (an external server)"),
-             ("start-up (open store)", f"{r['startup_s']} s")]
+             ("start-up (open store)", f"{r['startup_s']} s"
+              + (f"; first retrieve {r['first_retrieve_s']} s" if "first_retrieve_s" in r
+                 else ""))]
     width = max(len(k) for k, _ in rows)
     lines = [f"| {'measure'.ljust(width)} | value |", f"|{'-' * (width + 2)}|-------|"]
     lines += [f"| {k.ljust(width)} | {v} |" for k, v in rows]
