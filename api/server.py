@@ -33,6 +33,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import logging
 import os
 import time
@@ -135,11 +136,7 @@ def _accepts_one_by_one() -> bool:
     backlog before any protocol sees its connection: BENCHMARKS, History, issue 45's limits).
     There the backlog must fit in the reserve (a small backlog delays connects in a burst: the
     kernel drops their SYNs and they retry a second later)."""
-    try:
-        import uvloop  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importlib.util.find_spec("uvloop") is not None
 
 
 def open_fds() -> int:

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from graphmem.errors import ValidationError
+
 
 class Tier(enum.StrEnum):
     """A memory's tier, fastest first: its half-life, retention and capacity come from
@@ -574,12 +576,8 @@ class MemoryInput:
             known = {f.name for f in fields(cls)}
             unknown = set(item) - known
             if unknown:
-                from graphmem.errors import ValidationError
-
                 raise ValidationError(f"unknown memory field(s): {', '.join(sorted(unknown))}")
             return cls(**item)
-        from graphmem.errors import ValidationError
-
         raise ValidationError(f"cannot read a memory from {type(item).__name__}")
 
 
