@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem import GraphMemory
+from graphmem.bench.consolidation_bench import TopicEmbedder
 from graphmem.config import ConsolidationConfig, GraphMemConfig
 from graphmem.consolidation.runner import LEASE, Consolidator
 from graphmem.errors import ConflictError, NotFoundError, ValidationError
@@ -314,20 +316,8 @@ def test_a_process_killed_mid_run_resumes(tmp_path: Path) -> None:
     """SIGKILL in the middle of applying clusters: the next consolidate finishes the run,
     and every candidate ends exactly once (no half summary, no duplicate, nothing lost)."""
     import signal
-    import sys
 
-    from graphmem.bench import synthetic
-    from graphmem.bench.consolidation_bench import TopicEmbedder
-
-    records = synthetic.records(600)
-    for r in records:
-        r.pop("session_id")
-        r["importance"] = 0.3
-    with GraphMemory.open(tmp_path, embedder=TopicEmbedder()) as mem:
-        mem.store_many(records, namespace="bench")
-    proc = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(tmp_path)],
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
+    proc = _killable_run(tmp_path, 600, KILLED_RUN)
     seen = 0
     for line in proc.stdout:
         seen += line.strip() == "applied"
@@ -374,24 +364,29 @@ mem.consolidate(namespace="bench")
 """
 
 
+def _killable_run(folder: Path, n: int, script: str) -> subprocess.Popen[str]:
+    """``n`` synthetic old memories (no sessions, importance 0.3) in ``folder``, and a process
+    running ``script`` over them, its output piped."""
+    from graphmem.bench import synthetic
+
+    records = synthetic.records(n)
+    for r in records:
+        r.pop("session_id")
+        r["importance"] = 0.3
+    with GraphMemory.open(folder, embedder=TopicEmbedder()) as mem:
+        mem.store_many(records, namespace="bench")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(folder)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    return proc
+
+
 def test_a_process_killed_while_planning_leaves_nothing_and_a_rerun_proceeds(
         tmp_path: Path) -> None:
     """SIGKILL during planning: no run record, and the lease it held is taken over at once."""
     import signal
-    import sys
 
-    from graphmem.bench import synthetic
-    from graphmem.bench.consolidation_bench import TopicEmbedder
-
-    records = synthetic.records(200)
-    for r in records:
-        r.pop("session_id")
-        r["importance"] = 0.3
-    with GraphMemory.open(tmp_path, embedder=TopicEmbedder()) as mem:
-        mem.store_many(records, namespace="bench")
-    proc = subprocess.Popen([sys.executable, "-c", KILLED_PLANNING, str(tmp_path)],
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
+    proc = _killable_run(tmp_path, 200, KILLED_PLANNING)
     assert proc.stdout.readline().strip() == "planning"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
