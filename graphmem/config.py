@@ -205,8 +205,6 @@ class RetrievalConfig(_Frozen):
     #: REST server's default: concurrent searches share one write); off, the library's
     #: default, is deterministic (tests, simulations with an injected clock)
     defer_access: bool = False
-    #: read the keyword seeds in a helper thread while the query is embedded (ADR 0037)
-    overlap: bool = True
     #: retrievals computing at once (a cache hit is not held): more than the cores only
     #: trade CPU for contention (8 threads at 100k: 100-103/s against 131-138/s with 2;
     #: ADR 0051), each on one of that many threads, in the order they came (ADR 0057).

@@ -74,13 +74,6 @@ class HotCache:
             while len(self._results) > self.config.max_entries:
                 self._results.popitem(last=False)
 
-    def cached_embedding(self, text: str) -> np.ndarray | None:
-        """The query's embedding if the cache holds it (no model call)."""
-        if not self.enabled:
-            return None
-        with self._lock:
-            return self._vectors.get(text)
-
     def embedding(self, text: str, embed: Callable[[str], np.ndarray]) -> np.ndarray:
         """The query's embedding, computed once per text while it stays in the cache."""
         if not self.enabled:

@@ -162,14 +162,12 @@ class Ranking:
         self.clock = clock
         self.split = split
 
-    def answer(self, q: Query, vec: np.ndarray, found: Keywords | None = None
-               ) -> list[RetrievalResult]:
-        """The query's results, cut to its limit and flagged where disputed (``found``: its
-        keyword seeds, when they were read while the query was embedded)."""
+    def answer(self, q: Query, vec: np.ndarray) -> list[RetrievalResult]:
+        """The query's results, cut to its limit and flagged where disputed."""
         if q.strategy == "fast_first":
             results = self.fall_through(q, vec)
         else:
-            results = self.results(q.namespace, self.rank(q, vec, found)[: q.limit])
+            results = self.results(q.namespace, self.rank(q, vec)[: q.limit])
         self.flag_disputes(q.namespace, results)
         return results
 
@@ -190,11 +188,11 @@ class Ranking:
                 break
         return out
 
-    def rank(self, q: Query, vec: np.ndarray, found: Keywords | None = None) -> list[Ranked]:
+    def rank(self, q: Query, vec: np.ndarray) -> list[Ranked]:
         """Every candidate of the query, scored and sorted best first: seeds, walk,
         candidates, rerank, order."""
         statuses = (Status.ACTIVE,) if q.archived == "hidden" else tuple(Status)
-        ordered, seeds, keywords = self.seeds(q, vec, statuses, found)
+        ordered, seeds, keywords = self.seeds(q, vec, statuses)
         if not seeds:
             return []
         walked = self.walk(q, ordered, seeds)
@@ -221,15 +219,15 @@ class Ranking:
         keyword = self._rescore_keyword(seed_terms, stats, found)[: rc.keyword_k]
         return Keywords(terms, stats, keyword)
 
-    def seeds(self, q: Query, vec: np.ndarray, statuses: tuple[Status, ...],
-              found: Keywords | None) -> tuple[list[str], dict[str, float], Keywords]:
+    def seeds(self, q: Query, vec: np.ndarray, statuses: tuple[Status, ...]
+              ) -> tuple[list[str], dict[str, float], Keywords]:
         """Vector and keyword seeds fused by RRF (more vector seeds when filters will drop
         some): every seed in fused order, the best with their scores, the keyword part."""
         rc = self.config.retrieval
         vector_k = rc.vector_k * (self.config.tuning.filtered_widen if q.filters or q.as_of else 1)
         dense, context = self.store.vector_topk_fields(q.namespace, vec, vector_k,
                                                        tiers=q.tiers, statuses=statuses)
-        keywords = found if found is not None else self.keyword_seeds(q)
+        keywords = self.keyword_seeds(q)
         ordered, seeds = scoring.seeds(dense, context, keywords.seeds, q.min_similarity,
                                        rc.rrf_k, rc.seeds)
         return ordered, seeds, keywords

@@ -13,13 +13,11 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-
 from graphmem.engine.access import AccessLog
 from graphmem.engine.core import Core
 from graphmem.engine.hot_cache import HotCache
 from graphmem.engine.query_batcher import QueryBatcher
-from graphmem.engine.ranking import STRATEGIES, Keywords, Query, Ranking
+from graphmem.engine.ranking import STRATEGIES, Query, Ranking
 from graphmem.engine.threads import single_threaded_blas, usable_cpus
 from graphmem.errors import ValidationError
 from graphmem.models import RetrievalResult, Tier
@@ -66,22 +64,17 @@ class Retriever:
         #: per namespace: retrievals served by this process, and those that found something
         self.queries: Counter[str] = Counter()
         self.hits: Counter[str] = Counter()
-        #: analysed keyword field -> its terms: the same candidates come back query after
-        #: query, and splitting a thousand fields was an eighth of a retrieval at 10k
+        #: analysed keyword field -> its terms: the same candidates come back query after query
         self._terms: dict[str, tuple[str, ...]] = {}
         self.ranking = Ranking(core.store, core.analyzer, core.config, core.clock, self._split)
         self.cache = HotCache(core.config.cache, core.clock)
-        #: reads the keyword seeds while the caller embeds the query (ADR 0037); lazily
-        self._helper: ThreadPoolExecutor | None = None
-        self._helper_lock = threading.Lock()
         #: at most this many retrievals compute at once (ADR 0051), each on one of this many
         #: threads of the retrieval pool, in the order they came (ADR 0057); 0: no bound,
         #: each in its caller's thread
         self._bound = _bound(core.config.retrieval.concurrency, self.store.cpu_bound)
-        self._pool: ThreadPoolExecutor | None = None  # lazily, under _helper_lock
+        self._pool: ThreadPoolExecutor | None = None  # lazily, under _lock
+        self._lock = threading.Lock()
         self._closed = False  # no pool is made after close
-        #: retrievals computing now: among others, one reads its keyword seeds itself
-        self._active = 0
 
     def _split(self, field: str) -> tuple[str, ...]:
         terms = self._terms.get(field)
@@ -151,10 +144,10 @@ class Retriever:
         if results is None:
             pool = self._computing_pool()
             try:
-                turn = None if pool is None else pool.submit(self._counted, q, generation)
+                turn = None if pool is None else pool.submit(self._compute, q, generation)
             except RuntimeError:  # the pool was shut down meanwhile (closing): as without one,
                 turn = None  # and the closed store says why
-            results = self._counted(q, generation) if turn is None else turn.result()
+            results = self._compute(q, generation) if turn is None else turn.result()
         with single_threaded_blas():
             if touch and results:
                 self._bookkeeping(q.namespace, results)
@@ -168,66 +161,31 @@ class Retriever:
         sleeping. None: no bound, or the caller is one of the pool's threads already."""
         if not self._bound or threading.current_thread().name.startswith(_POOL_PREFIX):
             return None
-        with self._helper_lock:
+        with self._lock:
             if self._closed:
                 return None
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self._bound, thread_name_prefix=_POOL_PREFIX)
             return self._pool
 
-    def _counted(self, q: Query, generation: int) -> list[RetrievalResult]:
-        with self._helper_lock:
-            self._active += 1
-        try:
-            return self._compute(q, generation)
-        finally:
-            with self._helper_lock:
-                self._active -= 1
-
     def _compute(self, q: Query, generation: int) -> list[RetrievalResult]:
-        """A retrieval the hot cache did not hold: embed, seed, walk, rank, cut; cached."""
+        """A retrieval the hot cache did not hold: embed, rank, cut; cached."""
         self.core.vectors.check(q.namespace)  # the query must meet vectors of its model
-        vec, keyword = self._embed_beside_keywords(q)
+        vec = self.cache.embedding(q.text, self.batcher.embed_one)
         with single_threaded_blas():
-            results = self.ranking.answer(q, vec, keyword)
+            results = self.ranking.answer(q, vec)
         for r in results:
             r.memory.embedding = None
             r.memory.context_embedding = None
         self.cache.put(q.namespace, q.key(), generation, results)
         return results
 
-    def _embed_beside_keywords(self, q: Query) -> tuple[np.ndarray, Keywords | None]:
-        """The query's vector, and its keyword seeds found meanwhile (ADR 0037): the model
-        and SQLite both leave the GIL, so a helper thread reads the full-text index while
-        this one embeds. A helper still busy with other retrievals is not waited for: its
-        task is withdrawn and the ranking finds the seeds itself. ``fast_first`` asks per tier.
-        Among other retrievals computing, the cores are busy already: the hand-off to the
-        helper would only cost (8 threads at 100k: 108-112 -> 116/s; ADR 0051)."""
-        vec = self.cache.cached_embedding(q.text)
-        if (vec is not None or q.strategy == "fast_first" or not self.config.retrieval.overlap
-                or self._active > 1):
-            return (vec if vec is not None else
-                    self.cache.embedding(q.text, self.batcher.embed_one)), None
-        with self._helper_lock:
-            if self._helper is None:
-                self._helper = ThreadPoolExecutor(2, thread_name_prefix="graphmem-keywords")
-            task = self._helper.submit(self.ranking.keyword_seeds, q)
-        try:
-            vec = self.cache.embedding(q.text, self.batcher.embed_one)
-        except BaseException:
-            task.cancel()
-            raise
-        return vec, (None if task.cancel() else task.result())
-
     def close(self) -> None:
-        """Stop the pool's and the helper's threads (their tasks are finished first)."""
-        with self._helper_lock:
-            pools = (self._pool, self._helper)
-            self._pool = self._helper = None
-            self._closed = True
-        for pool in pools:
-            if pool is not None:
-                pool.shutdown(wait=True)
+        """Stop the pool's threads (their retrievals are finished first)."""
+        with self._lock:
+            pool, self._pool, self._closed = self._pool, None, True
+        if pool is not None:
+            pool.shutdown(wait=True)
 
     def _bookkeeping(self, ns: str, results: list[RetrievalResult]) -> None:
         """Access counts, windows and the predicted relevance (``AccessLog``); the results
