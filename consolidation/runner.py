@@ -93,8 +93,7 @@ class Consolidator:
         run_id = f"run-{now.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
         if dry_run:  # saved, so the report can be opened later; it changes nothing else
             data = self._new_run(run_id, namespace, now, dry_run=True)[0]
-            with self.lock:
-                self.core.save_run(data)
+            self._save(data)
             return ConsolidationRun(data)
         with self._lease(run_id, now):
             unfinished = [r for r in self.store.list_runs()
@@ -105,8 +104,7 @@ class Consolidator:
                 self._apply(data)
                 return ConsolidationRun(data)
             data, _ = self._new_run(run_id, namespace, now, dry_run=False)
-            with self.lock:
-                self.core.save_run(data)
+            self._save(data)
             if data["status"] == "running":
                 self._apply(data)
             return ConsolidationRun(data)
@@ -118,8 +116,7 @@ class Consolidator:
         with self._lease(run_id, self.core.clock()):
             data["status"] = data["report"]["status"] = "running"
             data["approved_at"] = self.core.clock().isoformat()
-            with self.lock:
-                self.core.save_run(data)
+            self._save(data)
             self._apply(data)
         return ConsolidationRun(data)
 
@@ -134,15 +131,13 @@ class Consolidator:
                         c["namespace"], [c["summary"]["id"]]):
                     continue
                 batch = WriteBatch(c["namespace"], patches=[
-                    (m, {"status": Status.ACTIVE}) for m in c["archive"]])
-                if c.get("summary"):
-                    batch.delete_memories.append(c["summary"]["id"])
+                    (m, {"status": Status.ACTIVE}) for m in c["archive"]],
+                    delete_memories=[c["summary"]["id"]])
                 with self.lock:
                     self.core.apply(batch)
             data["status"] = data["report"]["status"] = "rolled_back"
             data["rolled_back_at"] = self.core.clock().isoformat()
-            with self.lock:
-                self.core.save_run(data)
+            self._save(data)
         return ConsolidationRun(data)
 
     # -- planning ----------------------------------------------------------------------------
@@ -195,17 +190,19 @@ class Consolidator:
             if self.progress is not None:
                 self.progress("apply", len(done), len(data["clusters"]))
             if time.monotonic() - saved > 2.0:  # progress every few seconds: re-applying a
-                with self.lock:                # cluster after a crash changes nothing
-                    self.core.save_run(data)
+                self._save(data)               # cluster after a crash changes nothing
                 if self.lease is not None:
                     self.lease.heartbeat()
                 saved = time.monotonic()
         data["status"] = data["report"]["status"] = "applied"
         data["finished_at"] = now.isoformat()
-        with self.lock:
-            self.core.save_run(data)
+        self._save(data)
 
     # -- helpers -----------------------------------------------------------------------------
+    def _save(self, data: dict[str, Any]) -> None:
+        with self.lock:  # a record save is one short step, as a cluster is
+            self.core.save_run(data)
+
     def _get(self, run_id: str) -> dict[str, Any]:
         data = self.store.get_run(run_id)
         if data is None:

@@ -318,6 +318,7 @@ def test_a_process_killed_mid_run_resumes(tmp_path: Path) -> None:
     import signal
 
     proc = _killable_run(tmp_path, 600, KILLED_RUN)
+    assert proc.stdout is not None
     seen = 0
     for line in proc.stdout:
         seen += line.strip() == "applied"
@@ -377,7 +378,6 @@ def _killable_run(folder: Path, n: int, script: str) -> subprocess.Popen[str]:
         mem.store_many(records, namespace="bench")
     proc = subprocess.Popen([sys.executable, "-c", script, str(folder)],
                             stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
     return proc
 
 
@@ -387,6 +387,7 @@ def test_a_process_killed_while_planning_leaves_nothing_and_a_rerun_proceeds(
     import signal
 
     proc = _killable_run(tmp_path, 200, KILLED_PLANNING)
+    assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "planning"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
