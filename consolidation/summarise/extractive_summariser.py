@@ -19,11 +19,9 @@ from graphmem.consolidation.summarise.mmr import MIN_SENTENCES, select
 from graphmem.consolidation.summarise.phrases import KeyPhrases
 from graphmem.consolidation.summarise.protocol import ClusterMember
 from graphmem.consolidation.summarise.sentences import (
-    Sentence,
     judge_sentences,
     speaker_and_body,
 )
-from graphmem.rules.text import Analyzer
 
 
 class ExtractiveSummariser:
@@ -48,16 +46,9 @@ class ExtractiveSummariser:
 
     def __init__(self, config: ConsolidationConfig) -> None:
         self.config = config
-        self.analyzer = Analyzer()  # for ``sentences``; ``compose`` uses the run's
 
     def __call__(self, members: Sequence[ClusterMember], phrases: KeyPhrases) -> str:
         return self.compose(members, phrases).text
-
-    # -- parts --------------------------------------------------------------------------------
-    def sentences(self, members: Sequence[ClusterMember], speakers: Sequence[str]
-                  ) -> list[Sentence]:
-        """Every member's sentences, each judged (see ``judge_sentences``)."""
-        return judge_sentences(members, speakers, self.analyzer)
 
     def compose(self, members: Sequence[ClusterMember], phrases: KeyPhrases) -> Summary:
         cfg = self.config
