@@ -34,6 +34,7 @@ from graphmem.rules.tiers import tier_for_importance
 from graphmem.store.base import WriteBatch
 
 if TYPE_CHECKING:
+    from graphmem.config import TiersConfig
     from graphmem.engine.core import Core
 
 #: why chit-chat ("Thanks!", "Bye!") leaves the active set with its session's digest
@@ -291,7 +292,7 @@ class Planner:
         return out
 
 
-def _candidate(m: Memory, now: datetime, tiers: Any) -> Candidate:
+def _candidate(m: Memory, now: datetime, tiers: TiersConfig) -> Candidate:
     assert m.embedding is not None
     return Candidate(m.id, m.content, m.created_at, m.stored_at, m.base_importance, m.tier,
                      np.asarray(m.embedding, dtype=np.float32), m.session_id, m.source,

@@ -94,7 +94,7 @@ class Bf16Transformer:
             from transformers import AutoModel
             from transformers.utils import logging as hf_logging
 
-            hf_logging.disable_progress_bar()
+            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
             model = AutoModel.from_pretrained(str(transformer_folder(self.model_folder)),
                                               dtype=torch.float32).eval()
         except Exception as exc:
@@ -121,4 +121,4 @@ class Bf16Transformer:
             with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
                 out = self._model(**{k: torch.from_numpy(np.ascontiguousarray(v))
                                      for k, v in inputs.items()})
-                return out.last_hidden_state.float().numpy()
+                return np.asarray(out.last_hidden_state.float().numpy())

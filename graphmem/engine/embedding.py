@@ -80,13 +80,13 @@ def _load(name_or_path: str, device: str) -> Any:
                 log.info("loading embedding model from %s", name_or_path)
                 # no "Loading weights" bar on stderr in the middle of a command's output
                 bars = hf_logging.is_progress_bar_enabled()
-                hf_logging.disable_progress_bar()
+                hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
                 try:
                     model = SentenceTransformer(name_or_path, device=device,
                                                 local_files_only=True)
                 finally:
                     if bars:
-                        hf_logging.enable_progress_bar()
+                        hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
             except Exception as exc:
                 raise EmbeddingError(
                     f"cannot load embedding model {name_or_path!r}: {exc}") from exc

@@ -13,7 +13,7 @@ import numpy as np
 from graphmem.config import GraphMemConfig
 from graphmem.engine.core import Core
 from graphmem.errors import ValidationError
-from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status
+from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status, Tier
 from graphmem.rules import validation as v
 from graphmem.rules.text import Analyzer, content_hash
 from graphmem.rules.time_expr import mentioned_times
@@ -51,7 +51,7 @@ def memory_from_record(rec: Mapping[str, Any], namespace: str, config: GraphMemC
     return Memory(
         id=v.memory_id(rec.get("id")), namespace=namespace, content=content,
         kind=_enum(Kind, rec.get("kind", "memory"), "kind"),
-        tier=_enum(v.Tier, rec.get("tier", "medium"), "tier"),
+        tier=_enum(Tier, rec.get("tier", "medium"), "tier"),
         base_importance=v.importance(rec.get("base_importance", 0.5)),
         importance=v.importance(rec.get("importance", rec.get("base_importance", 0.5))),
         pinned=bool(rec.get("pinned", False)), created_at=created,

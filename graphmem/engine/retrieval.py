@@ -31,6 +31,8 @@ _TERMS_MEMO = 100_000
 _POOL_PREFIX = "graphmem-retrieval"
 
 __all__ = ["STRATEGIES", "Query", "Retriever"]
+#: a time as a caller may give it: a datetime or an ISO 8601 string
+When = datetime | str | None
 #: what ``filters`` may hold: equality on fields, ``type`` (one or a list), event time
 #: ``since`` (at or after) / ``until`` (before)
 FILTERS = frozenset({"source", "session_id", "topic", "kind", "metadata", "type", "since",
@@ -84,12 +86,14 @@ class Retriever:
             terms = self._terms[field] = tuple(field.split())
         return terms
 
-    def query(self, text: Any, namespace: str, *, limit: int = 10,
+    def query(self, text: str, namespace: str, *, limit: int = 10,
               tiers: Collection[Tier | str] | None = None, min_similarity: float | None = None,
               strategy: str | None = None, depth: int | None = None,
               filters: Mapping[str, Any] | None = None,
-              include_archived: bool | None = None, as_of: Any = None,
-              since: Any = None, until: Any = None, now: Any = None) -> Query:
+              include_archived: bool | None = None, as_of: When = None,
+              since: When = None, until: When = None, now: When = None) -> Query:
+        """The call validated, with the configured defaults; times are datetimes or ISO 8601
+        strings (naive: UTC)."""
         rc = self.config.retrieval
         if not isinstance(text, str) or not text.strip():
             raise ValidationError("query is empty")

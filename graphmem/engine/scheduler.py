@@ -10,7 +10,7 @@ import socket
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
@@ -18,6 +18,10 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from graphmem.config import GraphMemConfig
 from graphmem.store.base import MemoryStore
+
+if TYPE_CHECKING:
+    from graphmem.consolidation import ConsolidationRun
+    from graphmem.engine.maintenance import MaintenanceReport
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +49,9 @@ class Jobs(Protocol):
     backend: MemoryStore
     clock: Callable[[], datetime]
 
-    def maintain(self) -> Any: ...
+    def maintain(self) -> MaintenanceReport: ...
 
-    def consolidate(self) -> Any: ...
+    def consolidate(self) -> ConsolidationRun: ...
 
 
 class MaintenanceJob:

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -43,6 +44,8 @@ from graphmem.store.base import EdgeKey, WriteBatch
 
 Clock = Callable[[], datetime]
 log = logging.getLogger(__name__)
+#: what a write takes per memory: a ``MemoryInput``, its fields, or the content alone
+Input = MemoryInput | dict[str, Any] | str
 #: a batch is planned at most this many times when it loses races to other writers (each
 #: round lets at least one of them through)
 WRITE_RETRIES = 10
@@ -140,7 +143,7 @@ class Writer:
         self.batcher = QueryBatcher(core.embedder)
 
     # -- public ---------------------------------------------------------------------------
-    def embed_ahead(self, namespace: str, inputs: Sequence[MemoryInput | dict | str]
+    def embed_ahead(self, namespace: str, inputs: Sequence[Input]
                     ) -> dict[str, np.ndarray]:
         """The vectors of the contents ``store_many`` will store new, embedded before the
         caller takes the write lock (ADR 0045): the model runs while other writes do their
@@ -162,7 +165,7 @@ class Writer:
             return {texts[0]: self.batcher.embed_one(texts[0])}
         return dict(zip(texts, self.embedder.embed(texts), strict=True))
 
-    def store_many(self, namespace: str, inputs: Sequence[MemoryInput | dict | str], *,
+    def store_many(self, namespace: str, inputs: Sequence[Input], *,
                    vectors: Mapping[str, np.ndarray] | None = None) -> list[Memory]:
         """Validate, deduplicate, embed (``vectors``: contents embedded already, from
         ``embed_ahead``), link and write ``inputs`` as one batch; the caller holds the
@@ -180,7 +183,7 @@ class Writer:
                 time.sleep(random.uniform(0, 0.01 * (attempt + 1)))  # let the winner finish
         raise AssertionError("unreachable")
 
-    def _store_many(self, namespace: str, inputs: Sequence[MemoryInput | dict | str],
+    def _store_many(self, namespace: str, inputs: Sequence[Input],
                     vectors: Mapping[str, np.ndarray] | None) -> list[Memory]:
         wc = self.config.write
         ns = v.namespace(namespace)

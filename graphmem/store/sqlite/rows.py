@@ -355,7 +355,7 @@ def share(conn: sqlite3.Connection, namespace: str, tiers: Collection[Tier] | No
         return 0.0
     wanted = {s.value for s in statuses}
     wanted_tier = None if tiers is None else {t.value for t in tiers}
-    mine = sum(n for tier, status, n in conn.execute(
+    mine: int = sum(n for tier, status, n in conn.execute(
         "SELECT tier, status, n FROM memory_counts WHERE namespace = ?", (namespace,))
                if status in wanted and (wanted_tier is None or tier in wanted_tier))
     return min(1.0, mine / total)
