@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any
@@ -111,19 +112,17 @@ class StoreCollector:
                                       "(this process)", labels=[*ns_label, "outcome"])
         cache = CounterMetricFamily("graphmem_cache_requests", "hot-cache lookups by outcome "
                                     "(this process)", labels=[*ns_label, "outcome"])
-        agent_total: dict[tuple[str, ...], float] = {}
+        agent_total: Counter[tuple[str, ...]] = Counter()
         mem = self.get()
         if mem is not None:
-            size_total: dict[tuple[str, ...], float] = {}
-            move_total: dict[tuple[str, ...], float] = {}
+            size_total: Counter[tuple[str, ...]] = Counter()
+            move_total: Counter[tuple[str, ...]] = Counter()
             for ns in mem.namespaces():
                 prefix = (ns,) if self.namespaces else ()
                 for (tier, status, kind), count in mem.counts(namespace=ns).memories.items():
-                    key = (*prefix, tier.value, status.value, str(kind))
-                    size_total[key] = size_total.get(key, 0) + count
+                    size_total[(*prefix, tier.value, status.value, str(kind))] += count
                 for kind, a, b, total, _recent in mem.transition_counts(namespace=ns):
-                    key = (*prefix, kind, a.value, b.value)
-                    move_total[key] = move_total.get(key, 0) + total
+                    move_total[(*prefix, kind, a.value, b.value)] += total
                 seen = mem.activity(namespace=ns)
                 for family, outcome, n in (
                         ("capture", "captured", seen["capture"]["captured"]),
@@ -131,8 +130,7 @@ class StoreCollector:
                         ("capture", "dropped", seen["capture"]["dropped"]),
                         ("cache", "hit", seen["cache"]["hits"]),
                         ("cache", "miss", seen["cache"]["misses"])):
-                    key = (family, *prefix, outcome)
-                    agent_total[key] = agent_total.get(key, 0) + n
+                    agent_total[(family, *prefix, outcome)] += n
             for key, value in size_total.items():
                 sizes.add_metric(list(key), value)
             for key, value in move_total.items():
