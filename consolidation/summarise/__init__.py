@@ -27,8 +27,8 @@ The modules, by what they hold: ``protocol`` (``ClusterMember``, ``Summariser``)
 ``phrases`` (``KeyPhrases``), ``facts`` (names, places, dates, numbers, the time span),
 ``mmr`` (choosing the sentences), ``layout`` (the bounded text, ``Summary``),
 ``extractive_summariser`` (``ExtractiveSummariser``) and ``llm`` (``OpenAISummariser``);
-this package chooses between the last two (``make_summariser``) and keeps the entry points
-for callers that know members only by text and vector (``summarise``, ``extractive``).
+this package chooses between the last two (``make_summariser``) and keeps the entry point
+for a caller that knows members only by text and vector (``extractive``).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from graphmem.consolidation.summarise.phrases import KeyPhrases
 from graphmem.consolidation.summarise.protocol import ClusterMember, Summariser
 
 __all__ = ["ClusterMember", "ExtractiveSummariser", "KeyPhrases", "OpenAISummariser",
-           "Summariser", "extractive", "make_summariser", "summarise"]
+           "Summariser", "extractive", "make_summariser"]
 
 
 def make_summariser(config: ConsolidationConfig) -> Summariser:
@@ -55,7 +55,7 @@ def make_summariser(config: ConsolidationConfig) -> Summariser:
     return ExtractiveSummariser(config)
 
 
-# -- the old entry points (until the callers pass ClusterMembers) -----------------------------
+# -- the old entry point (until its caller passes ClusterMembers) -----------------------------
 def _members(texts: Sequence[str], vectors: np.ndarray,
              chit_chat: Sequence[bool] | None) -> list[ClusterMember]:
     flags = list(chit_chat) if chit_chat is not None else [False] * len(texts)
@@ -69,9 +69,3 @@ def extractive(texts: Sequence[str], vectors: np.ndarray, phrases: KeyPhrases,
     speakers from "Name: " labels)."""
     return ExtractiveSummariser(config)(_members(texts, vectors, chit_chat), phrases)
 
-
-def summarise(texts: Sequence[str], vectors: np.ndarray, phrases: KeyPhrases,
-              config: ConsolidationConfig, chit_chat: Sequence[bool] | None = None) -> str:
-    """``make_summariser(config)`` on members known only by text and vector; callers that
-    know the members' times and sources should build ``ClusterMember``s instead."""
-    return make_summariser(config)(_members(texts, vectors, chit_chat), phrases)

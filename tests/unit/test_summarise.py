@@ -23,8 +23,8 @@ from graphmem.config import ConsolidationConfig
 from graphmem.consolidation.summarise import (
     ClusterMember,
     KeyPhrases,
+    extractive,
     make_summariser,
-    summarise,
 )
 from graphmem.rules.text import CHIT_CHAT_WORDS, STOP_WORDS, Analyzer, is_chit_chat
 from tests.conftest import FakeEmbedder
@@ -279,7 +279,7 @@ def test_key_phrases_skip_stop_word_runs_and_small_talk() -> None:
         assert not phrase_problems(p, cluster, background), (p, top)
     # the head of the summary shows them
     vecs = fake_vectors(cluster)
-    text = summarise(cluster, vecs, KeyPhrases(background), CFG)
+    text = extractive(cluster, vecs, KeyPhrases(background), CFG)
     assert head_phrases(text)[:2] == ["adoption agency", "home study"], text
 
 
@@ -317,20 +317,17 @@ def test_head_and_facts_name_people_places_dates_numbers() -> None:
 
 
 def test_old_entry_points_still_answer_for_the_runner() -> None:
-    """``summarise`` (today's runner) and ``extractive`` (agent streams): members known by
-    text and vector only: speakers from the "Name:" labels, no span."""
-    from graphmem.consolidation.summarise import extractive
-
+    """``extractive`` (agent streams): members known by text and vector only: speakers from
+    the "Name:" labels, no span."""
     members = _synthetic()
     texts = [m.content for m in members]
     vecs = np.stack([m.vector for m in members])
     phrases = KeyPhrases(texts)
-    text = summarise(texts, vecs, phrases, CFG, [m.chit_chat for m in members])
+    text = extractive(texts, vecs, phrases, CFG, [m.chit_chat for m in members])
     assert text.startswith("Caroline and Melanie, 5 memories about "), text
-    assert extractive(texts, vecs, phrases, CFG) == summarise(texts, vecs, phrases, CFG)
     plain = ["the build broke on the arm runners", "the arm runners lacked the cuda toolkit",
              "installed the toolkit and the build is green"]
-    out = summarise(plain, fake_vectors(plain), KeyPhrases(plain), CFG)
+    out = extractive(plain, fake_vectors(plain), KeyPhrases(plain), CFG)
     assert out.startswith("3 memories about ") and "runners" in out, out
 
 
