@@ -246,7 +246,9 @@ class VectorIndex:
         rows = np.array([r for _, r in found], dtype=np.int64)
         q = np.asarray(query, dtype=np.float32)
         content = (self.rows["content"][rows] @ q).tolist()
-        context = (self.rows["context"][rows] @ q).tolist()
-        has = self.col["has_context"][rows].tolist()
-        return {i: (content[j], context[j] if has[j] else None)
-                for j, (i, _) in enumerate(found)}
+        context: list[float | None] = [None] * len(found)
+        with_context = np.flatnonzero(self.col["has_context"][rows])
+        for j, score in zip(with_context.tolist(), (self.rows["context"][
+                rows[with_context]] @ q).tolist(), strict=True):
+            context[j] = score
+        return {i: (content[j], context[j]) for j, (i, _) in enumerate(found)}
