@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from graphmem.cli.agents import since_option, until_option
 from graphmem.cli.common import Location, _echo_json, _emit, _fail, store_command
 from graphmem.memory import GraphMemory
 
@@ -70,9 +71,8 @@ def store(data: Location, namespace: str, as_json: bool, content: str,
               help="count the results as accessed, as an agent's search does (by default an "
                    "operator's search is read-only and changes nothing)")
 @click.option("--type", "types", multiple=True, help="memory type; repeatable")
-@click.option("--since", type=click.DateTime(), default=None,
-              help="event time at or after (ISO 8601, UTC unless offset)")
-@click.option("--until", type=click.DateTime(), default=None, help="event time before")
+@since_option
+@until_option
 @click.option("--as-of", type=click.DateTime(), default=None,
               help="answer as of this time: what was known and valid then")
 @click.option("--now", type=click.DateTime(), default=None,
