@@ -1,10 +1,10 @@
 """Query embeddings of concurrent retrievals in one model call.
 
-One query costs the model ~4.4-5 ms of CPU; eight queries embedded together ~2.6-2.9 ms each
-(ONNX Runtime, 2 cores). A retrieval hands its query to the batcher and waits; whichever
-waiting caller finds the model idle embeds everything pending (at most ``max_batch``) in one
-call and hands each caller its vector. Nothing waits for company: a query alone is embedded at
-once, and batches form only while the model is busy, so under load.
+Queries embedded together cost the model less CPU each than one by one (ADR 0021). A
+retrieval hands its query to the batcher and waits; whichever waiting caller finds the model
+idle embeds everything pending (at most ``max_batch``) in one call and hands each caller its
+vector. Nothing waits for company: a query alone is embedded at once, and batches form only
+while the model is busy, so under load.
 """
 
 from __future__ import annotations

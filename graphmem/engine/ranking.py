@@ -85,6 +85,11 @@ class Query:
     #: clock: a soft prior (term ``time``), never a filter
     window: TimeSpan | None = None
 
+    @property
+    def statuses(self) -> tuple[Status, ...]:
+        """What the search reads: active memories, or all when archived ones may be reached."""
+        return (Status.ACTIVE,) if self.archived == "hidden" else tuple(Status)
+
     def key(self) -> tuple[Any, ...]:
         """Everything that decides the answer (the hot cache's key)."""
         filters = tuple(sorted((k, repr(v)) for k, v in self.filters.items()))
@@ -191,12 +196,11 @@ class Ranking:
     def rank(self, q: Query, vec: np.ndarray) -> list[Ranked]:
         """Every candidate of the query, scored and sorted best first: seeds, walk,
         candidates, rerank, order."""
-        statuses = (Status.ACTIVE,) if q.archived == "hidden" else tuple(Status)
-        ordered, seeds, keywords = self.seeds(q, vec, statuses)
+        ordered, seeds, keywords = self.seeds(q, vec)
         if not seeds:
             return []
         walked = self.walk(q, ordered, seeds)
-        pool = self.candidates(q, vec, walked, statuses)
+        pool = self.candidates(q, vec, walked)
         if not pool.ids:
             return []
         return self.order(q, self.rerank(q, keywords, walked, pool))
@@ -208,25 +212,23 @@ class Ranking:
         rc = self.config.retrieval
         ns = q.namespace
         terms = self.analyzer.query_terms(keyword_query(q.text, q.window))
-        statuses = (Status.ACTIVE,) if q.archived == "hidden" else tuple(Status)
         stats = self.store.keyword_stats(ns, terms) if terms else None
         seed_terms = self._seed_terms(terms, stats)
         newest = self._over_budget(seed_terms, stats)
         asked = (self.config.tuning.newest_pool if newest else
                  self.config.tuning.keyword_pool or self.store.keyword_pool)
         found = self.store.keyword_candidates(ns, seed_terms, max(rc.keyword_k, asked),
-                                              tiers=q.tiers, statuses=statuses, newest=newest)
+                                              tiers=q.tiers, statuses=q.statuses, newest=newest)
         keyword = self._rescore_keyword(seed_terms, stats, found)[: rc.keyword_k]
         return Keywords(terms, stats, keyword)
 
-    def seeds(self, q: Query, vec: np.ndarray, statuses: tuple[Status, ...]
-              ) -> tuple[list[str], dict[str, float], Keywords]:
+    def seeds(self, q: Query, vec: np.ndarray) -> tuple[list[str], dict[str, float], Keywords]:
         """Vector and keyword seeds fused by RRF (more vector seeds when filters will drop
         some): every seed in fused order, the best with their scores, the keyword part."""
         rc = self.config.retrieval
         vector_k = rc.vector_k * (self.config.tuning.filtered_widen if q.filters or q.as_of else 1)
         dense, context = self.store.vector_topk_fields(q.namespace, vec, vector_k,
-                                                       tiers=q.tiers, statuses=statuses)
+                                                       tiers=q.tiers, statuses=q.statuses)
         keywords = self.keyword_seeds(q)
         ordered, seeds = scoring.seeds(dense, context, keywords.seeds, q.min_similarity,
                                        rc.rrf_k, rc.seeds)
@@ -241,12 +243,11 @@ class Ranking:
                                rc.max_walk_nodes)
         return _Walked(ordered, seeds, edges, reached)
 
-    def candidates(self, q: Query, vec: np.ndarray, walked: _Walked,
-                   statuses: tuple[Status, ...]) -> _Pool:
+    def candidates(self, q: Query, vec: np.ndarray, walked: _Walked) -> _Pool:
         """Seeds, walked and time-window memories, read with their cosines and kept if they
         pass the query's filters."""
         ns = q.namespace
-        pool = set(walked.ordered) | set(walked.reached) | self._time_seeds(q, statuses)
+        pool = set(walked.ordered) | set(walked.reached) | self._time_seeds(q)
         memories, cosines = self.store.get_scored(ns, sorted(pool), vec)
         lineage = self._lineage(ns, [m for m in memories.values()
                                      if m.status is not Status.ACTIVE]) \
@@ -368,7 +369,7 @@ class Ranking:
                 r.disputed_by = tuple(sorted(others))
 
     # -- helpers --------------------------------------------------------------------------
-    def _time_seeds(self, q: Query, statuses: tuple[Status, ...]) -> set[str]:
+    def _time_seeds(self, q: Query) -> set[str]:
         """Memories of the time the query names, as candidates (issue 49): their event time
         in the window, a few days before it (a time remembered a little wrong) or up to
         ``time_reach_days`` after it (they may mention it), oldest first; ranking decides
@@ -376,7 +377,7 @@ class Ranking:
         rc = self.config.retrieval
         if q.window is None or not self.config.tuning.time_pool:
             return set()
-        spec = ListSpec(statuses=statuses, tiers=q.tiers,
+        spec = ListSpec(statuses=q.statuses, tiers=q.tiers,
                         since=q.window.start - timedelta(days=rc.time_reach_before_days),
                         until=q.window.end + timedelta(days=rc.time_reach_days),
                         sort="created_at", descending=False,

@@ -30,7 +30,6 @@ _TERMS_MEMO = 100_000
 #: the names of the retrieval pool's threads (ADR 0057)
 _POOL_PREFIX = "graphmem-retrieval"
 
-__all__ = ["STRATEGIES", "Query", "Retriever"]
 #: a time as a caller may give it: a datetime or an ISO 8601 string
 When = datetime | str | None
 #: what ``filters`` may hold: equality on fields, ``type`` (one or a list), event time

@@ -19,7 +19,7 @@ def _histograms(cols: ActiveColumns, now: datetime, config: GraphMemConfig
                 ) -> tuple[dict[str, list[int]], dict[str, dict[str, int]], float, int]:
     """Importance (decayed as ``current_importance`` does) and age (since ``stored_at``)
     histograms per tier, the surprise sum and the count of the active memories, counted with
-    numpy (ADR 0018: a loop over memory objects took 1.5 s at 30k)."""
+    numpy (ADR 0018: a loop over memory objects was too slow)."""
     importance = {t.value: [0] * len(IMPORTANCE_BINS) for t in Tier}
     ages = {t.value: dict.fromkeys((label for _, label in AGE_BINS), 0) for t in Tier}
     labels = [label for _, label in AGE_BINS]
