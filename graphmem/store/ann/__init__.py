@@ -16,7 +16,15 @@ Hits = list[tuple[str, float]]
 
 
 class Vectors(Protocol):
-    """One namespace's vectors, as ``SQLiteStore`` uses them (``index.VectorIndex``)."""
+    """One namespace's vectors, as ``SQLiteStore`` uses them (``index.VectorIndex``).
+
+    Example:
+        >>> from graphmem.store.ann.index import VectorIndex
+        >>> vectors: Vectors = VectorIndex(2)
+        >>> vectors.upsert("a", np.array([1, 0], np.float32), None, Tier.FAST, Status.ACTIVE)
+        >>> len(vectors), vectors.topk(np.array([1, 0], np.float32), 1)
+        (1, [('a', 1.0)])
+    """
 
     def __len__(self) -> int: ...
 
