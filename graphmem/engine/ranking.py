@@ -5,14 +5,15 @@ and the config, no caches, pools or threads (``Retriever`` serves it).
    over the keyword and context fields; needs no vector);
 2. ``seeds``: vector top-k (content and context embeddings) and the keyword seeds, fused by
    RRF; seeds below ``min_similarity`` without a keyword match are dropped;
-3. ``walk``: a bounded walk (depth 0..2) over typed, weighted edges from the best seeds, plus
-   the memories of the time the query names;
-4. ``rerank``: every candidate gets its terms; semantic and keyword signals are fused (z-scores
+3. ``walk``: a bounded walk (depth 0..2) over typed, weighted edges from the best seeds;
+4. ``candidates``: the seeds, what the walk reached and the memories of the time the query
+   names, read with their cosines and kept if they pass the query's filters;
+5. ``rerank``: every candidate gets its terms; semantic and keyword signals are fused (z-scores
    over the candidates, or RRF), a share of each FOLLOWS neighbour's fused relevance is added,
    and the best relevance that reaches it over typed edges (``walk``: CAUSES, REFERENCES, ...);
    then the weighted priors (graph proximity by personalised PageRank, decayed importance,
    recency, popularity, tier, named source);
-5. ``order``: successors above what they superseded, best first, few summaries; the strategy
+6. ``order``: successors above what they superseded, best first, few summaries; the strategy
    cuts (``answer``), and the results get their whole memories and ``disputed`` flags.
 """
 
