@@ -172,7 +172,8 @@ def _stall(url: str, key: str, admin: str, max_seconds: float) -> dict[str, Any]
         r = httpx.post(f"{url}/v1/consolidation/runs", json={"namespace": "bench"},
                        headers={"Authorization": f"Bearer {admin}"}, timeout=3600)
         result["run_seconds"] = round(time.perf_counter() - t0, 1)
-        body = r.json()
+        json_body = r.headers.get("content-type", "").startswith("application/json")
+        body = r.json() if json_body else {"status": f"HTTP {r.status_code}: {r.text[:120]}"}
         result["run_status"] = body.get("status")
         report = body.get("report") or {}
         result["candidates"] = report.get("candidates")
