@@ -173,7 +173,8 @@ def _stall(url: str, key: str, admin: str, max_seconds: float) -> dict[str, Any]
                        headers={"Authorization": f"Bearer {admin}"}, timeout=3600)
         result["run_seconds"] = round(time.perf_counter() - t0, 1)
         json_body = r.headers.get("content-type", "").startswith("application/json")
-        body = r.json() if json_body else {"status": f"HTTP {r.status_code}: {r.text[:120]}"}
+        body: dict[str, Any] = (r.json() if json_body else
+                                {"status": f"HTTP {r.status_code}: {r.text[:120]}"})
         result["run_status"] = body.get("status")
         report = body.get("report") or {}
         result["candidates"] = report.get("candidates")

@@ -37,3 +37,28 @@ def test_the_wheel_ships_the_viewer_the_statements_and_the_templates(tmp_path: P
         assert needed in names, f"the wheel lacks {needed}"
     tops = {n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")}
     assert tops == {"graphmem"}, tops
+
+
+def test_the_wheel_leaves_the_benchmarks_out(tmp_path: Path) -> None:
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                    str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=300)
+    [wheel] = tmp_path.glob("graphmem-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "graphmem/cli/__init__.py" in names
+    assert not [n for n in names if n.startswith("graphmem/bench/")]
+
+
+def test_graphmem_bench_without_the_benchmarks_says_so_in_one_line() -> None:
+    """An install from the wheel has no graphmem.bench: the command exits 1 with one line."""
+    code = ("import sys\n"
+            "class Gone:  # as in a wheel: no graphmem/bench folder\n"
+            "    def find_spec(self, name, path, target=None):\n"
+            "        if name == 'graphmem.bench':\n"
+            "            raise ModuleNotFoundError(name, name=name)\n"
+            "sys.meta_path.insert(0, Gone())\n"
+            "from graphmem.cli import main\n"
+            "main(['bench', 'scale', '--n', '10'])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip().count("\n") == 0 and "source checkout" in done.stderr
