@@ -62,6 +62,7 @@ def search(index: Any, queries: np.ndarray, k: int, sel: Any) -> np.ndarray:
     """Keys of the best ``k`` positions ``sel`` lets through, per query (-1: none)."""
     import faiss
 
+    faiss.omp_set_num_threads(1)  # this thread's: one query gains less than OpenMP's wake-up
     lists = int(faiss.extract_index_ivf(index).nlist)
     ivf = faiss.SearchParametersIVF()
     ivf.sel, ivf.nprobe = sel, min(lists, max(PROBE_MIN, math.ceil(lists * PROBE_SHARE)))
