@@ -99,7 +99,14 @@ class Query:
 
 
 class Ranked(NamedTuple):
-    """A candidate scored: its terms and the path the walk reached it by."""
+    """A candidate scored: its terms and the path the walk reached it by.
+
+    Example:
+        >>> from graphmem.models import Memory
+        >>> seed = Candidate.of(Memory(id="m1", namespace="ops", content="x"))
+        >>> Ranked(seed, 0.9, {"semantic": 0.9}, WalkPath(("m1",))).path.is_seed
+        True
+    """
 
     candidate: Candidate
     score: float
@@ -110,7 +117,12 @@ class Ranked(NamedTuple):
 
 
 class Keywords(NamedTuple):
-    """A query's analysed terms, their collection statistics and its keyword seeds."""
+    """A query's analysed terms, their collection statistics and its keyword seeds.
+
+    Example:
+        >>> Keywords(["ship"], None, [("m1", 2.0)]).seeds
+        [('m1', 2.0)]
+    """
 
     terms: list[str]
     stats: Stats | None

@@ -115,23 +115,19 @@ def _converter(name: str) -> Any:
         return dt
     if name in _ENUMS:
         return _enum(_ENUMS[name])
-    if name == "metadata":
-        return _metadata
-    if name == "used_by":
-        return _used_by
-    if name == "mentioned":
-        return _mentioned
     if name in _FLOATS:
         return lambda v: float(v or 0.0)
     if name in _INTS:
         return lambda v: int(v or 0)
-    if name == "pinned":
-        return bool
-    if name in ("keywords", "context_keywords"):
-        return lambda v: v or ""
-    if name == "last_predicted":
-        return lambda v: None if v is None else float(v)
-    return None
+    return _CONVERTERS.get(name)
+
+
+#: the fields of one kind of their own
+_CONVERTERS: dict[str, Any] = {
+    "metadata": _metadata, "used_by": _used_by, "mentioned": _mentioned, "pinned": bool,
+    "keywords": lambda v: v or "", "context_keywords": lambda v: v or "",
+    "last_predicted": lambda v: None if v is None else float(v),
+}
 
 
 #: (field, converter) in the model's order, decided once: a read decodes hundreds of records
@@ -142,16 +138,8 @@ def unflatten(row: Mapping[str, Any], *, embedding: np.ndarray | None = None,
               context_embedding: np.ndarray | None = None) -> Memory:
     """The memory of a stored record (the inverse of ``flatten``); a field an older
     graphmem did not write starts from its documented default."""
-    values: dict[str, Any] = {}
-    get = row.get
-    for name, convert in _CONVERT:
-        value = get(name)
-        if value is None and name in LATER:
-            value = get(LATER[name])
-        values[name] = value if convert is None else convert(value)
-    if values["type"] is None:
-        values["type"] = untyped(values["kind"])
-    return Memory(**values, embedding=embedding, context_embedding=context_embedding)
+    return unflatten_row([row.get(name) for name in MEMORY_FIELDS], embedding=embedding,
+                         context_embedding=context_embedding)
 
 
 _MODEL_ORDER = tuple(f.name for f in dataclasses.fields(Memory))

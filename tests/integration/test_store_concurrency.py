@@ -39,26 +39,32 @@ def open_store(folder: Path) -> SQLiteStore:
     return store
 
 
+def write_held_open(store: SQLiteStore, m: Memory) -> tuple[threading.Thread, threading.Event]:
+    """A thread writing ``m``, held inside its transaction (after the work) until the event
+    returned is set."""
+    in_transaction, finish = threading.Event(), threading.Event()
+    transaction = store._transaction
+
+    def slow(work: object) -> None:
+        def held(conn: object) -> None:
+            work(conn)  # type: ignore[operator]
+            in_transaction.set()
+            finish.wait(10)
+        transaction(held)
+
+    store._transaction = slow  # type: ignore[method-assign]
+    writer = threading.Thread(target=store.apply, args=(WriteBatch(NS, memories=[m]),))
+    writer.start()
+    assert in_transaction.wait(10)
+    return writer, finish
+
+
 def test_reads_go_on_during_a_write_transaction_and_see_the_snapshot_before_it(
         tmp_path: Path) -> None:
     store = open_store(tmp_path)
     try:
         store.apply(WriteBatch(NS, memories=[memory(1)]))
-        in_transaction, finish = threading.Event(), threading.Event()
-        transaction = store._transaction
-
-        def slow(work: object) -> None:
-            def held(conn: object) -> None:
-                work(conn)  # type: ignore[operator]
-                in_transaction.set()
-                finish.wait(10)
-            transaction(held)
-
-        store._transaction = slow  # type: ignore[method-assign]
-        writer = threading.Thread(target=store.apply,
-                                  args=(WriteBatch(NS, memories=[memory(2)]),))
-        writer.start()
-        assert in_transaction.wait(10)
+        writer, finish = write_held_open(store, memory(2))
         got: list[str] = []
         hits: list[str] = []
 
@@ -273,21 +279,7 @@ def test_short_reads_borrow_the_store_connection_unless_a_write_holds_it(
         store.counts(NS)  # a scan of the namespace: on the thread's own connection
         assert not any("count(*)" in s for s in on_store)
 
-        in_transaction, finish = threading.Event(), threading.Event()
-        transaction = store._transaction
-
-        def slow(work: object) -> None:
-            def held(conn: object) -> None:
-                work(conn)  # type: ignore[operator]
-                in_transaction.set()
-                finish.wait(10)
-            transaction(held)
-
-        store._transaction = slow  # type: ignore[method-assign]
-        writer = threading.Thread(target=store.apply,
-                                  args=(WriteBatch(NS, memories=[memory(7)]),))
-        writer.start()
-        assert in_transaction.wait(10)
+        writer, finish = write_held_open(store, memory(7))
         on_store.clear()
         got: list[str] = []
         reader = threading.Thread(target=lambda: got.extend(store.get_memories(NS, ["m7"])))

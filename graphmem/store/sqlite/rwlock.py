@@ -29,7 +29,6 @@ class RWLock:
         self._cond = threading.Condition(threading.Lock())
         self._readers = 0  # threads holding a read
         self._writer: int | None = None  # the thread holding the write
-        self._write_depth = 0
         self._waiting_writers = 0
         self._local = threading.local()
 
@@ -72,12 +71,8 @@ class RWLock:
     @contextmanager
     def write(self) -> Iterator[None]:
         me = threading.get_ident()
-        if self._writer == me:
-            self._write_depth += 1
-            try:
-                yield
-            finally:
-                self._write_depth -= 1
+        if self._writer == me:  # inside the thread's own write
+            yield
             return
         if self._read_depth():
             raise RuntimeError("a read cannot become a write (it would deadlock)")
@@ -88,12 +83,12 @@ class RWLock:
                     self._cond.wait()
             finally:
                 self._waiting_writers -= 1
-            self._writer, self._write_depth = me, 1
+            self._writer = me
         try:
             yield
         finally:
             with self._cond:
-                self._writer, self._write_depth = None, 0
+                self._writer = None
                 self._cond.notify_all()
 
     def writing_here(self) -> bool:

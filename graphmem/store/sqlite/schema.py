@@ -81,8 +81,20 @@ def _run(conn: sqlite3.Connection, script: str) -> None:
             conn.execute(statement)
 
 
-def _to_v1(conn: sqlite3.Connection) -> None:
-    _run(conn, _V1)
+def _script(script: str) -> Callable[[sqlite3.Connection], None]:
+    """A migration step that runs ``script``."""
+    return lambda conn: _run(conn, script)
+
+
+def _column(name: str, script: str) -> Callable[[sqlite3.Connection], None]:
+    """A migration step that adds the memories column ``name`` with ``script`` unless it is
+    there already (a store marked older than it is re-runs its steps: tests of migrations)."""
+
+    def step(conn: sqlite3.Connection) -> None:
+        if name not in {row[1] for row in conn.execute("PRAGMA table_info(memories)")}:
+            _run(conn, script)
+
+    return step
 
 
 # v2: tier dynamics - access windows, the predicted relevance, the transitions log
@@ -107,10 +119,6 @@ CREATE INDEX IF NOT EXISTS ix_transitions_memory ON transitions (namespace, memo
 """
 
 
-def _to_v2(conn: sqlite3.Connection) -> None:
-    _run(conn, _V2)
-
-
 # v3: consolidation runs (their plan, progress and report as JSON)
 _V3 = """
 CREATE TABLE IF NOT EXISTS consolidation_runs (
@@ -123,10 +131,6 @@ CREATE TABLE IF NOT EXISTS consolidation_runs (
 """
 
 
-def _to_v3(conn: sqlite3.Connection) -> None:
-    _run(conn, _V3)
-
-
 # v4: lifecycle clocks (ADR 0006): when a memory was stored and last reinforced. Rows written
 # before kept their clocks at the last access, so both start from it.
 _V4 = """
@@ -134,10 +138,6 @@ ALTER TABLE memories ADD COLUMN stored_at REAL;
 ALTER TABLE memories ADD COLUMN reinforced_at REAL;
 UPDATE memories SET stored_at = last_accessed_at, reinforced_at = last_accessed_at
 """
-
-
-def _to_v4(conn: sqlite3.Connection) -> None:
-    _run(conn, _V4)
 
 
 # v5: what agents remember (ADR 0013): memory types, validity in time, what superseded a
@@ -153,10 +153,6 @@ UPDATE memories SET type = 'summary' WHERE kind = 'summary';
 ALTER TABLE transitions ADD COLUMN detail TEXT;
 CREATE INDEX IF NOT EXISTS ix_memories_stored ON memories (namespace, stored_at)
 """
-
-
-def _to_v5(conn: sqlite3.Connection) -> None:
-    _run(conn, _V5)
 
 
 # v6: BM25 statistics kept at write time (ADR 0018): opening a store no longer counts every
@@ -311,12 +307,6 @@ def _without_vectors(info: list[tuple[int, str, str, int, str | None, int]]) -> 
             + ",\n    UNIQUE (namespace, id)\n)")
 
 
-#: version n -> the step that takes the database to n + 1
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    0: _to_v1, 1: _to_v2, 2: _to_v3, 3: _to_v4, 4: _to_v5, 5: _to_v6, 6: _to_v7,
-    7: _to_v8, 8: _to_v9}
-
-
 def current_version(conn: sqlite3.Connection) -> int:
     has_meta = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
@@ -395,38 +385,13 @@ CREATE TABLE IF NOT EXISTS event_windows (
 """
 
 
-def _to_v10(conn: sqlite3.Connection) -> None:
-    _run(conn, _V10)
-
-
-MIGRATIONS[9] = _to_v10
-
-
 # v11: the times a memory's content mentions (issue 49), as JSON [[start, end], ...] in
 # POSIX seconds; older memories mention none until they are written again
 _V11 = "ALTER TABLE memories ADD COLUMN mentioned TEXT NOT NULL DEFAULT '[]'"
 
 
-def _to_v11(conn: sqlite3.Connection) -> None:
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(memories)")}
-    if "mentioned" not in columns:  # a store marked older than it is (tests of migrations)
-        _run(conn, _V11)
-
-
-MIGRATIONS[10] = _to_v11
-
-
 # v12: a memory's own TTL (issue 48): when it expires, POSIX seconds; NULL never
 _V12 = "ALTER TABLE memories ADD COLUMN expires_at REAL"
-
-
-def _to_v12(conn: sqlite3.Connection) -> None:
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(memories)")}
-    if "expires_at" not in columns:  # a store marked older than it is re-runs its steps
-        _run(conn, _V12)
-
-
-MIGRATIONS[11] = _to_v12
 
 
 # v13: the short-term session context (issue 48): per-session keys and a capped list of
@@ -454,8 +419,8 @@ CREATE INDEX IF NOT EXISTS ix_session_messages_expiry ON session_messages (expir
 """
 
 
-def _to_v13(conn: sqlite3.Connection) -> None:
-    _run(conn, _V13)
-
-
-MIGRATIONS[12] = _to_v13
+#: version n -> the step that takes the database to n + 1
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    0: _script(_V1), 1: _script(_V2), 2: _script(_V3), 3: _script(_V4), 4: _script(_V5),
+    5: _to_v6, 6: _to_v7, 7: _to_v8, 8: _to_v9, 9: _script(_V10),
+    10: _column("mentioned", _V11), 11: _column("expires_at", _V12), 12: _script(_V13)}
