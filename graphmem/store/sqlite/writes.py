@@ -19,7 +19,7 @@ from graphmem.store import codec
 from graphmem.store.ann.files import bump_epoch
 from graphmem.store.base import WriteBatch
 from graphmem.store.sqlite import keywords as sqlite_keywords
-from graphmem.store.sqlite.rows import CHUNK, COLS, marks, ns_tag, tags
+from graphmem.store.sqlite.rows import COLS, chunks, marks, ns_tag, tags
 
 _UPSERT = (
     f"INSERT INTO memories ({COLS}) VALUES ({', '.join(['?'] * len(codec.MEMORY_FIELDS))}) "
@@ -43,8 +43,7 @@ def old_keywords(conn: sqlite3.Connection, batch: WriteBatch) -> list[tuple[str,
     statistics count them down)."""
     touched = list({*batch.delete_memories, *(m.id for m in batch.memories)})
     out: list[tuple[str, str]] = []
-    for i in range(0, len(touched), CHUNK):
-        chunk = touched[i:i + CHUNK]
+    for chunk in chunks(touched):
         out += conn.execute(
             f"SELECT keywords, context_keywords FROM memories WHERE namespace = ? AND "
             f"id IN ({marks(len(chunk))})", (batch.namespace, *chunk)).fetchall()
@@ -52,8 +51,7 @@ def old_keywords(conn: sqlite3.Connection, batch: WriteBatch) -> list[tuple[str,
 
 
 def _delete_memories(conn: sqlite3.Connection, ns: str, ids: Sequence[str]) -> None:
-    for i in range(0, len(ids), CHUNK):
-        chunk = ids[i:i + CHUNK]
+    for chunk in chunks(ids):
         m = marks(len(chunk))
         for table, key in (("memory_fts", "rowid"), ("vectors", "pk")):
             conn.execute(f"DELETE FROM {table} WHERE {key} IN (SELECT pk FROM memories "
@@ -68,8 +66,7 @@ def _delete_memories(conn: sqlite3.Connection, ns: str, ids: Sequence[str]) -> N
 def _full_text(conn: sqlite3.Connection, ns: str, memories: list[Memory]) -> dict[str, int]:
     """The written memories' full-text rows, replaced; returns id -> pk."""
     new_pks: dict[str, int] = {}
-    for i in range(0, len(memories), CHUNK):
-        chunk = memories[i:i + CHUNK]
+    for chunk in chunks(memories):
         pks = dict(conn.execute(
             f"SELECT id, pk FROM memories WHERE namespace = ? AND id IN "
             f"({marks(len(chunk))})", (ns, *[m.id for m in chunk])).fetchall())
@@ -155,8 +152,7 @@ def write(conn: sqlite3.Connection, batch: WriteBatch, replaced: list[tuple[str,
           e.source.value) for e in batch.edges])
     ids = [i for i, f in batch.patches if "tier" in f or "status" in f]
     states: list[tuple[str, Tier, Status]] = []
-    for i in range(0, len(ids), CHUNK):
-        chunk = ids[i:i + CHUNK]
+    for chunk in chunks(ids):
         states.extend((r[0], Tier(r[1]), Status(r[2])) for r in conn.execute(
             f"SELECT id, tier, status FROM memories WHERE namespace = ? AND "
             f"id IN ({marks(len(chunk))})", (ns, *chunk)))
