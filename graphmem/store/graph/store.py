@@ -103,7 +103,7 @@ class Connection(Protocol):
     def ensure_schema(self, statements: list[cypher.Statement]) -> None: ...
 
 
-_ts, _dt, _floats = codec.ts, codec.dt, codec.floats
+_dt, _floats = codec.dt, codec.floats
 
 
 class CypherStore(CypherContext):  # the session context: cypher_context
@@ -189,10 +189,8 @@ class CypherStore(CypherContext):  # the session context: cypher_context
         params["transitions"] = [codec.transition_props(t) | {"seq": written + n}
                                  for n, t in enumerate(batch.transitions)]
         for rtype in RelationType:
-            params[rtype.value.lower()] = [
-                {"source_id": e.source_id, "target_id": e.target_id, "score": e.score,
-                 "created_at": _ts(e.created_at), "source": e.source.value}
-                for e in batch.edges if e.type is rtype]
+            params[rtype.value.lower()] = [codec.edge_props(e) for e in batch.edges
+                                           if e.type is rtype]
         self.conn.run(self._st("memory/write_batch"), params, write=True)
 
     def touch(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
