@@ -18,7 +18,6 @@ process that embeds only queries or single memories never loads it (ADR 0036).
 from __future__ import annotations
 
 import gc
-import json
 import logging
 import sys
 import threading
@@ -27,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from graphmem.engine.model_folder import transformer_folder
 from graphmem.errors import EmbeddingError
 
 log = logging.getLogger(__name__)
@@ -57,13 +57,6 @@ def supported(flags: frozenset[str] | None = None) -> bool:
     if flags is None:
         flags = cpu_flags() if sys.platform.startswith("linux") else frozenset()
     return flags >= AMX_FLAGS
-
-
-def transformer_folder(model_folder: Path) -> Path:
-    """Where a sentence-transformers folder keeps its transformer (its first module)."""
-    modules = json.loads((model_folder / "modules.json").read_text(encoding="utf-8"))
-    first = min(modules, key=lambda m: m.get("idx", 0))
-    return model_folder / str(first.get("path", ""))
 
 
 class Bf16Transformer:

@@ -151,9 +151,3 @@ def make_embedder(config: EmbeddingConfig | None = None, tuning: TuningConfig | 
         return OnnxEmbedder(config, tuning)
     return SentenceTransformerEmbedder(config, tuning)
 
-
-def normalise_rows(matrix: np.ndarray) -> np.ndarray:
-    m = np.asarray(matrix, dtype=np.float32)
-    norms = np.linalg.norm(m, axis=-1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return np.ascontiguousarray(m / norms, dtype=np.float32)

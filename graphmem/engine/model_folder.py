@@ -99,6 +99,13 @@ def read(model: str) -> ModelFolder | None:
     return ModelFolder(folder, tokenizer, max_len, dim, pad)
 
 
+def transformer_folder(folder: Path) -> Path:
+    """Where a sentence-transformers folder keeps its transformer (its first module)."""
+    modules = _json(folder / "modules.json")
+    first = min(modules, key=lambda m: m.get("idx", 0))
+    return folder / str(first.get("path", ""))
+
+
 def _model_max_length(folder: Path) -> int | None:
     """The tokenizer's own limit (``tokenizer_config.json``), which caps the model's."""
     config = folder / "tokenizer_config.json"

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from graphmem.engine import bf16_embedding, model_folder
+from graphmem.engine import model_folder
 from graphmem.errors import EmbeddingError
 
 #: the graph's version: part of the cached file's name, raised whenever the graph changes
@@ -40,7 +40,7 @@ def _config(folder: Path) -> dict[str, Any] | None:
     """The transformer's config.json when this module writes its graph, else None."""
     try:
         modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
-        first = bf16_embedding.transformer_folder(folder)
+        first = model_folder.transformer_folder(folder)
         config = json.loads((first / "config.json").read_text(encoding="utf-8"))
         mean, _ = model_folder._mean_pooled(sorted(modules, key=lambda m: m.get("idx", 0)),
                                             folder)
@@ -202,7 +202,7 @@ def build(folder: Path, target: str, *, eager: bool = False) -> None:
     config = _config(folder)
     if config is None:
         raise EmbeddingError(f"{folder}: not a BERT model folder the ONNX builder writes")
-    first = bf16_embedding.transformer_folder(folder)
+    first = model_folder.transformer_folder(folder)
     g = _Graph(_weights(first / "model.safetensors"))
     eps = float(config.get("layer_norm_eps", 1e-12))
     width, heads = config["hidden_size"], config["num_attention_heads"]

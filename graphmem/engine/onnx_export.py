@@ -1,16 +1,14 @@
-"""The ONNX files of the embedding model: exported, fused and quantised once, atomically.
+"""The ONNX files of the embedding model: written, fused and quantised once, atomically.
 
-Three files sit side by side in the cache folder, each made once from the locally loaded
-weights (nothing is downloaded) and moved into place whole, so a second process sees all of a
-file or nothing:
+The files sit side by side in the cache folder, each made once from the model folder's own
+weights (nothing is downloaded, torch is not imported) and moved into place whole, so a second
+process sees all of a file or nothing:
 
-- ``<digest>.onnx``: the transformer, written without torch by ``onnx_build`` for the BERT
-  folders it supports (the packaged MiniLM; issue 47), else as torch exports it (ADR 0010);
-- ``<digest>-fused.onnx``: the same transformer written (or exported) once more with eager
-  attention and rewritten by ONNX Runtime's transformer optimizer into its fused operators
-  (Attention, SkipLayerNorm, BiasGelu, EmbedLayerNorm; ADR 0040). The float model's default:
-  the same vectors (cosine >= 0.99999, checked before the file is kept) and ~20% less time
-  per query;
+- ``<digest>.onnx``: the transformer, written by ``onnx_build`` (issue 47; torch's export
+  before, ADR 0010, gave the same hidden states);
+- ``<digest>-fused.onnx``: the same transformer written once more with eager attention and
+  rewritten by ONNX Runtime's transformer optimizer into its fused operators (ADR 0040). The
+  float model's default: the same vectors (checked before the file is kept), less time;
 - ``<digest>-int8.onnx``: the plain file's weights quantised to int8 (ADR 0011). Made from the
   plain file, as before ADR 0040: a store written with it keeps its vectors;
 - ``<digest>-fused-int8-7bit.onnx``: the query model (ADR 0046): the fused file's weights
@@ -28,9 +26,10 @@ import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import numpy as np
+
+from graphmem.engine import onnx_build
 
 log = logging.getLogger(__name__)
 
@@ -65,75 +64,25 @@ def _quiet_root() -> Iterator[None]:
         root.setLevel(level)
 
 
-def _torch_export(model: Any, target: str, attention: str | None = None) -> None:
-    import torch
-
-    transformer = model[0].auto_model.eval()
-    before = getattr(transformer.config, "_attn_implementation", None)
-    if attention is not None:
-        _set_attention(transformer, attention)
-    sample = model.tokenizer(["graphmem", "exports its model"], padding=True,
-                             return_tensors="pt")
-    names = list(sample.keys())
-
-    class Wrapped(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.inner = transformer
-
-        def forward(self, *args: Any) -> Any:
-            return self.inner(**dict(zip(names, args, strict=True))).last_hidden_state
-
-    axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "hidden"]}
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(Wrapped(), tuple(sample[n] for n in names), target,
-                              input_names=names, output_names=["hidden"],
-                              dynamic_axes=axes, opset_version=17, dynamo=False)
-    finally:
-        if attention is not None and before is not None:
-            _set_attention(transformer, before)
+def build(folder: Path, path: Path) -> Path:
+    """The transformer of the model ``folder`` (``onnx_build``) at ``path``, written once."""
+    if not path.exists():
+        log.info("writing the embedding model's ONNX file (once)")
+        with _atomic(path) as tmp:
+            onnx_build.build(folder, tmp)
+    return path
 
 
-def _set_attention(transformer: Any, name: str) -> None:
-    if hasattr(transformer, "set_attn_implementation"):  # transformers >= 4.48
-        transformer.set_attn_implementation(name)
-    else:
-        transformer.config._attn_implementation = name
-
-
-def export(model: Any, path: Path) -> None:
-    """The sentence-transformers ``model``'s transformer as torch exports it."""
-    with _atomic(path) as tmp:
-        _torch_export(model, tmp)
-
-
-def build(folder: Path, path: Path) -> None:
-    """The transformer of the model ``folder`` written without torch (``onnx_build``)."""
-    from graphmem.engine import onnx_build
-
-    with _atomic(path) as tmp:
-        onnx_build.build(folder, tmp)
-
-
-def fused_path(plain: Path) -> Path:
-    """Where the fused file of ``plain`` is (or will be)."""
-    return plain.with_name(plain.stem + "-fused.onnx")
-
-
-def fused(plain: Path, tokenize: Callable[[list[str]], dict[str, np.ndarray]], *,
-          folder: Path | None = None, model: Any = None) -> Path:
+def fused(plain: Path, folder: Path,
+          tokenize: Callable[[list[str]], dict[str, np.ndarray]]) -> Path:
     """The fused float file beside ``plain``, made once.
 
-    The optimizer's input is the transformer with eager attention: written from the model
-    ``folder`` by ``onnx_build`` (no torch), else exported from ``model``, the
-    sentence-transformers model, by torch. ``tokenize`` makes the check batch.
-
-    Where fusing fails, or gives vectors other than the plain file's, a copy of the plain file
-    takes the fused file's name, so the next start neither tries again nor loads torch.
+    The optimizer's input is the transformer of the model ``folder`` written with eager
+    attention; ``tokenize`` makes the check batch. Where fusing fails, or gives vectors other
+    than the plain file's, a copy of the plain file takes the fused file's name, so the next
+    start does not try again.
     """
-    path = fused_path(plain)
+    path = plain.with_name(plain.stem + "-fused.onnx")
     if path.exists():
         return path
     from onnxruntime.transformers import optimizer
@@ -142,25 +91,14 @@ def fused(plain: Path, tokenize: Callable[[list[str]], dict[str, np.ndarray]], *
     with _atomic(path) as tmp, tempfile.TemporaryDirectory(dir=path.parent) as work:
         try:
             eager = str(Path(work) / "eager.onnx")
-            if folder is not None:
-                from graphmem.engine import onnx_build
-
-                onnx_build.build(folder, eager, eager=True)
-                heads, width = onnx_build.attention_shape(folder)
-                # level 0: the optimizer's fusions alone. Level 1 first runs ONNX Runtime's
-                # basic rewrites (constant folding), which the built graph has no use for,
-                # and imports torch to do so; the fused file is the same to the bit
-                level = 0
-            else:
-                _torch_export(model, eager, attention="eager")
-                config = model[0].auto_model.config
-                heads = int(getattr(config, "num_attention_heads", 0) or 0)
-                width = int(getattr(config, "hidden_size", 0) or 0)
-                level = 1  # torch's export has constants to fold
+            onnx_build.build(folder, eager, eager=True)
+            heads, width = onnx_build.attention_shape(folder)
             with _quiet_root(), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
+                # level 0: the optimizer's fusions alone; level 1's constant folding has
+                # nothing to fold in the built graph and would import torch
                 graph = optimizer.optimize_model(
-                    eager, model_type="bert", opt_level=level, use_gpu=False,
+                    eager, model_type="bert", opt_level=0, use_gpu=False,
                     num_heads=heads, hidden_size=width)
                 graph.save_model_to_file(tmp)
             gap = _largest_gap(plain, Path(tmp), tokenize)

@@ -18,7 +18,7 @@ import pytest
 from graphmem import GraphMemory
 from graphmem.config import EmbeddingConfig, GraphMemConfig, TuningConfig
 from graphmem.engine import onnx_build, onnx_export
-from graphmem.engine.embedding import default_model_path
+from graphmem.engine.embedding import SentenceTransformerEmbedder, default_model_path
 from graphmem.engine.onnx_embedding import OnnxEmbedder
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "embedding_reference.npz"
@@ -163,46 +163,98 @@ def test_the_builder_needs_safetensors_and_mean_pooling(tmp_path: Path) -> None:
     assert not onnx_build.supported(folder)
 
 
+@pytest.mark.model
+def test_a_model_the_builder_does_not_write_embeds_with_sentence_transformers(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    pytest.importorskip("sentence_transformers")
+    (tmp_path / "model").mkdir()
+    folder = _folder_like_the_model(tmp_path / "model", hidden_act="gelu_new")
+    texts, _ = _fixture()
+    embedder = OnnxEmbedder(EmbeddingConfig(model=str(folder), cache_dir=str(tmp_path / "c")))
+    got, queries = embedder.embed(texts), embedder.embed_queries(texts[:3])
+    want = SentenceTransformerEmbedder(EmbeddingConfig(model=str(folder), backend="torch"))
+    assert np.array_equal(got, want.embed(texts))
+    assert np.array_equal(queries, want.embed(texts[:3]))
+    assert not (tmp_path / "c").exists() and embedder.model_file is None
+    assert "writes BERT model folders only" in caplog.text
+
+
+def _torch_files(embedder: OnnxEmbedder, folder: Path) -> None:
+    """The plain, fused and int8 files as torch exported them before issue 47 (ADRs 0010,
+    0040), under the names ``embedder`` looks for."""
+    import torch
+    from onnxruntime.transformers import optimizer
+    from sentence_transformers import SentenceTransformer
+
+    from graphmem.engine.onnx_export import quantized
+
+    model = SentenceTransformer(default_model_path(), device="cpu", local_files_only=True)
+    transformer: Any = model[0].auto_model
+    transformer.eval()
+    sample = model.tokenizer(["graphmem", "exports its model"], padding=True,
+                             return_tensors="pt")
+    names = list(sample.keys())
+
+    class Wrapped(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = transformer
+
+        def forward(self, *args: Any) -> Any:
+            return self.inner(**dict(zip(names, args, strict=True))).last_hidden_state
+
+    def export(target: Path) -> None:
+        torch.onnx.export(Wrapped(), tuple(sample[n] for n in names), str(target),
+                          input_names=names, output_names=["hidden"], opset_version=17,
+                          dynamic_axes={n: {0: "batch", 1: "tokens"} for n in [*names, "hidden"]},
+                          dynamo=False)
+
+    plain = embedder._onnx_path()
+    export(plain)
+    transformer.set_attn_implementation("eager")  # the pattern the optimizer fuses
+    export(folder / "eager.onnx")
+    optimizer.optimize_model(str(folder / "eager.onnx"), model_type="bert", opt_level=1,
+                             use_gpu=False, num_heads=12, hidden_size=384
+                             ).save_model_to_file(str(plain.with_name(plain.stem + "-fused.onnx")))
+    quantized(plain)
+
+
 @pytest.mark.slow
 @pytest.mark.model
 def test_a_store_written_with_the_torch_export_opens_with_the_built_files(
-        tmp_path: Path, built: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, built: dict[str, Any]) -> None:
     """Stores written before issue 47 (the files exported by torch) keep passing
     ``verify_store`` (ADR 0025) with the files written without torch, float and int8."""
     pytest.importorskip("torch")
     pytest.importorskip("sentence_transformers")
     texts, _ = _fixture()
     torch_cache, data = tmp_path / "torch", tmp_path / "data"
-    monkeypatch.setattr(onnx_build, "supported", lambda folder: False)  # today's route
+    torch_cache.mkdir()
+    _torch_files(OnnxEmbedder(EmbeddingConfig(cache_dir=str(torch_cache))), tmp_path)
     settings: dict[str, dict[str, Any]] = {"float": {}, "int8": {"quantize": True}}
-    for namespace, extra in settings.items():
-        config = GraphMemConfig(embedding=EmbeddingConfig(cache_dir=str(torch_cache), **extra),
-                                tuning=TuningConfig(bf16_batches=False))
-        with GraphMemory.open(data, config=config) as mem:
-            if namespace == "float":
-                mem.store_many([{"content": t} for t in texts if t.strip()],
-                               namespace=namespace)
-            else:  # one by one: the int8 model's vector of a text depends on the batch it
-                # was in (activations quantised per batch), and the check embeds it alone
-                for text in texts[:4]:
-                    mem.store(text, namespace=namespace)
-    monkeypatch.undo()
-    for namespace, extra in settings.items():
-        config = GraphMemConfig(embedding=EmbeddingConfig(cache_dir=str(built["cache"]), **extra),
-                                tuning=TuningConfig(bf16_batches=False))
-        with GraphMemory.open(data, config=config) as mem:
-            assert mem.retrieve("why did the deploy fail?", namespace=namespace)
-            assert mem.core.vectors.checked == {namespace}
+    for cache in (torch_cache, built["cache"]):
+        for namespace, extra in settings.items():
+            config = GraphMemConfig(embedding=EmbeddingConfig(cache_dir=str(cache), **extra),
+                                    tuning=TuningConfig(bf16_batches=False))
+            with GraphMemory.open(data, config=config) as mem:
+                if cache == built["cache"]:  # the built files check the torch files' store
+                    assert mem.retrieve("why did the deploy fail?", namespace=namespace)
+                    assert mem.core.vectors.checked == {namespace}
+                elif namespace == "float":
+                    mem.store_many([{"content": t} for t in texts if t.strip()],
+                                   namespace=namespace)
+                else:  # one by one: the int8 model's vector of a text depends on the batch
+                    # it was in (activations quantised per batch), and the check embeds it alone
+                    for text in texts[:4]:
+                        mem.store(text, namespace=namespace)
     # the files themselves: the hidden states of torch's files, to the bit or nearly
     embedder = OnnxEmbedder(EmbeddingConfig(cache_dir=str(built["cache"])))
     embedder._ready()
     batch = embedder._tokenize(texts)
-    digests = [next(p.stem for p in c.glob("*.onnx") if "-" not in p.name)
-               for c in (torch_cache, built["cache"])]
-    assert digests[0] != digests[1]  # the files are named by what wrote them
     for name in ("", "-fused", "-int8", "-fused-int8-7bit"):
-        pair = [c / f"{d}{name}.onnx" for c, d in zip((torch_cache, built["cache"]), digests,
-                                                      strict=True)]
+        pair = [c / f"{embedder._onnx_path().stem}{name}.onnx"
+                for c in (torch_cache, built["cache"])]
+        assert pair[0].exists() and pair[1].exists(), name
         hidden = [_hidden(p, batch) for p in pair]
         assert float(np.abs(hidden[0] - hidden[1]).max()) <= 1e-4, name
 

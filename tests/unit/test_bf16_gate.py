@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from graphmem.config import TuningConfig
-from graphmem.engine import bf16_embedding
+from graphmem.engine import model_folder
 from graphmem.engine.bf16_embedding import Bf16Transformer, cpu_flags, supported
 
 
@@ -31,7 +31,7 @@ def test_the_transformer_is_the_folders_first_module(tmp_path: Path) -> None:
         {"idx": 1, "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
         {"idx": 0, "path": "0_Transformer",
          "type": "sentence_transformers.models.Transformer"}]), encoding="utf-8")
-    assert bf16_embedding.transformer_folder(tmp_path) == tmp_path / "0_Transformer"
+    assert model_folder.transformer_folder(tmp_path) == tmp_path / "0_Transformer"
 
 
 def test_constructing_loads_nothing(tmp_path: Path) -> None:
