@@ -192,10 +192,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                         self._bf16 = bf16 = None
                 if hidden is None:
                     hidden = session.run(None, feed)[0]
-                mask = x["attention_mask"][..., None].astype(np.float32)
-                pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
-                out.append(pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True),
-                                            1e-12, None))
+                out.append(onnx_export.pooled(hidden, x["attention_mask"]))
         except EmbeddingError:
             raise
         except Exception as exc:

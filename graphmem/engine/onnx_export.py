@@ -73,49 +73,57 @@ def build(folder: Path, path: Path) -> Path:
     return path
 
 
-def fused(plain: Path, folder: Path,
-          tokenize: Callable[[list[str]], dict[str, np.ndarray]]) -> Path:
-    """The fused float file beside ``plain``, made once.
+Tokenize = Callable[[list[str]], dict[str, np.ndarray]]
 
-    The optimizer's input is the transformer of the model ``folder`` written with eager
-    attention; ``tokenize`` makes the check batch. Where fusing fails, or gives vectors other
-    than the plain file's, a copy of the plain file takes the fused file's name, so the next
-    start does not try again.
-    """
-    path = plain.with_name(plain.stem + "-fused.onnx")
+
+def _checked(path: Path, source: Path, tokenize: Tokenize, make: Callable[[str], None], *,
+             what: str, limit: float, otherwise: str) -> Path:
+    """``path`` made once by ``make`` from ``source`` and kept when its vectors of the check
+    texts are within ``limit`` (1 - cosine) of the source's; where making fails or strays, a
+    copy of ``source`` takes its name, so the next start does not try again."""
     if path.exists():
         return path
-    from onnxruntime.transformers import optimizer
-
-    log.info("fusing the embedding model's operators (once)")
-    with _atomic(path) as tmp, tempfile.TemporaryDirectory(dir=path.parent) as work:
+    log.info("making the %s (once)", what)
+    with _atomic(path) as tmp:
         try:
-            eager = str(Path(work) / "eager.onnx")
-            onnx_build.build(folder, eager, eager=True)
-            heads, width = onnx_build.attention_shape(folder)
-            with _quiet_root(), warnings.catch_warnings():
+            with _quiet_root(), warnings.catch_warnings():  # ONNX Runtime's tools' advice
                 warnings.simplefilter("ignore")
-                # level 0: the optimizer's fusions alone; level 1's constant folding has
-                # nothing to fold in the built graph and would import torch
-                graph = optimizer.optimize_model(
-                    eager, model_type="bert", opt_level=0, use_gpu=False,
-                    num_heads=heads, hidden_size=width)
-                graph.save_model_to_file(tmp)
-            gap = _largest_gap(plain, Path(tmp), tokenize)
-        except Exception as exc:  # an architecture the optimizer does not know
-            log.warning("the embedding model's operators were not fused (%s): the plain "
-                        "ONNX file serves", type(exc).__name__)
+                make(tmp)
+            gap: float | None = _largest_gap(source, Path(tmp), tokenize)
+        except Exception as exc:  # e.g. an architecture the optimizer does not know
+            log.warning("the %s was not made (%s): %s", what, type(exc).__name__, otherwise)
             gap = None
-        if gap is None or gap > 1e-5:
+        if gap is None or gap > limit:
             if gap is not None:
-                log.warning("the fused embedding model differs from the plain one "
-                            "(1 - cosine = %.2g): the plain ONNX file serves", gap)
-            shutil.copyfile(plain, tmp)
+                log.warning("the %s strays from %s (1 - cosine = %.2g): %s", what,
+                            source.name, gap, otherwise)
+            shutil.copyfile(source, tmp)
     return path
 
 
-def _largest_gap(plain: Path, other: Path,
-                 tokenize: Callable[[list[str]], dict[str, np.ndarray]]) -> float:
+def fused(plain: Path, folder: Path, tokenize: Tokenize) -> Path:
+    """The fused float file beside ``plain`` (ADR 0040), made once: the model ``folder``'s
+    transformer written with eager attention, rewritten by ONNX Runtime's optimizer."""
+
+    def make(target: str) -> None:
+        from onnxruntime.transformers import optimizer
+
+        with tempfile.TemporaryDirectory(dir=plain.parent) as work:
+            eager = str(Path(work) / "eager.onnx")
+            onnx_build.build(folder, eager, eager=True)
+            heads, width = onnx_build.attention_shape(folder)
+            # level 0: the optimizer's fusions alone; level 1's constant folding has nothing
+            # to fold in the built graph and would import torch
+            optimizer.optimize_model(eager, model_type="bert", opt_level=0, use_gpu=False,
+                                     num_heads=heads, hidden_size=width
+                                     ).save_model_to_file(target)
+
+    return _checked(plain.with_name(plain.stem + "-fused.onnx"), plain, tokenize, make,
+                    what="fused embedding model", limit=1e-5,
+                    otherwise="the plain ONNX file serves")
+
+
+def _largest_gap(plain: Path, other: Path, tokenize: Tokenize) -> float:
     """1 - the smallest cosine between the two files' pooled vectors of the check texts."""
     import onnxruntime as ort
 
@@ -125,11 +133,15 @@ def _largest_gap(plain: Path, other: Path,
         session = ort.InferenceSession(str(file), providers=["CPUExecutionProvider"])
         feed = {i.name: np.asarray(batch[i.name], dtype=np.int64)
                 for i in session.get_inputs()}
-        hidden = session.run(None, feed)[0]
-        mask = np.asarray(batch["attention_mask"])[..., None].astype(np.float32)
-        pooled = (hidden * mask).sum(axis=1) / mask.sum(axis=1)
-        vectors.append(pooled / np.linalg.norm(pooled, axis=1, keepdims=True))
+        vectors.append(pooled(session.run(None, feed)[0], batch["attention_mask"]))
     return float(1.0 - (vectors[0] * vectors[1]).sum(axis=1).min())
+
+
+def pooled(hidden: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
+    """The mean of each text's token states, unit length: the model's pooling."""
+    mask = np.asarray(attention_mask)[..., None].astype(np.float32)
+    mean = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+    return np.asarray(mean / np.clip(np.linalg.norm(mean, axis=1, keepdims=True), 1e-12, None))
 
 
 def quantized(plain: Path) -> Path:
@@ -146,39 +158,22 @@ def quantized(plain: Path) -> Path:
 
 
 #: the query model's vectors may stray this far from the float ones on the check texts
-#: (1 - cosine; 0.008-0.010 on them, 0.0099 at worst over 300 LoCoMo questions) before it is
-#: refused
+#: (1 - cosine; measured in ADR 0046) before it is refused
 QUERY_GAP = 0.02
 
 
-def for_queries(fused_file: Path,
-                tokenize: Callable[[list[str]], dict[str, np.ndarray]]) -> Path:
-    """The query model beside ``fused_file`` (ADR 0046), made once (~2 s, no torch).
+def for_queries(fused_file: Path, tokenize: Tokenize) -> Path:
+    """The query model beside ``fused_file`` (ADR 0046), made once: its weights int8 per
+    channel within 7 bits. Where it strays by more than ``QUERY_GAP``, queries are embedded as
+    memories are."""
 
-    Where its vectors stray from the float file's by more than ``QUERY_GAP`` on the check
-    texts, a copy of ``fused_file`` takes its name: queries are then embedded as memories are.
-    """
-    path = fused_file.with_name(fused_file.stem + "-int8-7bit.onnx")
-    if path.exists():
-        return path
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+    def make(target: str) -> None:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    log.info("quantising the query model to int8 (once)")
-    with _atomic(path) as tmp:
-        try:
-            with _quiet_root():  # the quantiser's advice to pre-process goes to the root logger
-                # DefaultTensorType: the fused operators' outputs have no declared type
-                quantize_dynamic(fused_file, tmp, weight_type=QuantType.QInt8,
-                                 per_channel=True, reduce_range=True,
-                                 extra_options={"DefaultTensorType": 1})
-            gap: float | None = _largest_gap(fused_file, Path(tmp), tokenize)
-        except Exception as exc:
-            log.warning("the query model was not quantised (%s): queries use the float "
-                        "model", type(exc).__name__)
-            gap = None
-        if gap is None or gap > QUERY_GAP:
-            if gap is not None:
-                log.warning("the quantised query model strays from the float one "
-                            "(1 - cosine = %.2g): queries use the float model", gap)
-            shutil.copyfile(fused_file, tmp)
-    return path
+        # DefaultTensorType: the fused operators' outputs have no declared type
+        quantize_dynamic(fused_file, target, weight_type=QuantType.QInt8, per_channel=True,
+                         reduce_range=True, extra_options={"DefaultTensorType": 1})
+
+    return _checked(fused_file.with_name(fused_file.stem + "-int8-7bit.onnx"), fused_file,
+                    tokenize, make, what="int8 query model", limit=QUERY_GAP,
+                    otherwise="queries use the float model")

@@ -103,7 +103,7 @@ def test_a_fused_file_that_gives_other_vectors_is_not_kept(
     assert embedder.model_file is not None
     plain = embedder.model_file.with_name(embedder.model_file.name.replace("-fused", ""))
     assert embedder.model_file.read_bytes() == plain.read_bytes()  # the plain file serves
-    assert "differs from the plain one" in caplog.text
+    assert "the fused embedding model strays from" in caplog.text
     torch = SentenceTransformerEmbedder(EmbeddingConfig(backend="torch")).embed(TEXTS)
     assert float((got * torch).sum(axis=1).min()) > 0.9999
     # a model the optimizer cannot take at all: the plain file too, and a warning
@@ -116,7 +116,7 @@ def test_a_fused_file_that_gives_other_vectors_is_not_kept(
     monkeypatch.setattr(optimizer, "optimize_model", broken)
     caplog.clear()
     OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path))).embed(["x"])
-    assert "were not fused (ValueError)" in caplog.text
+    assert "the fused embedding model was not made (ValueError)" in caplog.text
     assert sorted(p.name for p in tmp_path.rglob("*")) == [
         plain.name.replace(".onnx", "-fused-int8-7bit.onnx"),
         plain.name.replace(".onnx", "-fused.onnx"), plain.name]

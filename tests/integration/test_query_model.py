@@ -82,7 +82,7 @@ def test_a_query_model_that_strays_is_not_kept(
     embedder = OnnxEmbedder(EmbeddingConfig(cache_dir=str(tmp_path)),
                             TuningConfig(bf16_batches=False))
     memories = embedder.embed(TEXTS)
-    assert "strays from the float one" in caplog.text
+    assert "the int8 query model strays from" in caplog.text
     assert embedder.query_model_file is not None and embedder.model_file is not None
     assert embedder.query_model_file.parent == tmp_path
     assert embedder.query_model_file.read_bytes() == embedder.model_file.read_bytes()
