@@ -2,10 +2,9 @@
 
 The ONNX backend needs from the model only its tokenizer, its maximum sequence length, its
 width and the certainty that its pipeline is transformer -> mean pooling (-> normalise). All
-of that is in the folder's JSON files; loading the model through sentence-transformers for it
-imported torch and transformers (~7 s and ~400 MB per process on 2 cores). ``read`` returns
-``None`` for anything it does not understand (a model named, not a folder; a folder without a
-``tokenizer.json``), and the caller then loads the model as before.
+of that is in the folder's JSON files, so torch and transformers are not imported for it.
+``read`` returns ``None`` for anything it does not understand (a model named, not a folder; a
+folder without a ``tokenizer.json``), and the caller then embeds with sentence-transformers.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ input's length), so the fused file (ADR 0040) gets the same fused operators as b
 EmbedLayerNormalization, Attention, SkipLayerNormalization, BiasGelu.
 
 ``supported`` says which folders it writes (BERT with absolute positions and exact GELU,
-float weights in safetensors, mean pooled); any other model is still exported with torch.
+float weights in safetensors, mean pooled); any other model embeds with sentence-transformers.
 """
 
 from __future__ import annotations
