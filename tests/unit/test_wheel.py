@@ -4,22 +4,40 @@ bare top-level package."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_wheel_ships_the_viewer_the_statements_and_the_templates(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, set[str]]:
+    """The build's output and the wheel's file names, built once from a copy of the tracked
+    files (pip builds in the tree: a checkout's stale build/lib would leak into the wheel)."""
+    src, out = tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("wheel")
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True,
+                             capture_output=True, text=True).stdout.split("\0")
+    for name in filter(None, tracked):
+        if (ROOT / name).is_file():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, src / name)
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
-                            str(tmp_path), str(ROOT)], check=True, capture_output=True,
+                            str(out), str(src)], check=True, capture_output=True,
                            text=True, timeout=300)
+    [whl] = out.glob("graphmem-*.whl")
+    return built.stdout + built.stderr, set(zipfile.ZipFile(whl).namelist())
+
+
+def test_the_wheel_ships_the_viewer_the_statements_and_the_templates(
+        wheel: tuple[str, set[str]]) -> None:
+    output, names = wheel
     # a data folder missing from pyproject's packages is shipped with a warning per folder
-    assert "warning" not in (built.stdout + built.stderr).lower(), built.stderr[-4000:]
-    [wheel] = tmp_path.glob("graphmem-*.whl")
-    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "warning" not in output.lower(), output[-4000:]
     for needed in ("graphmem/api/viewer/static/viewer.html",
                    "graphmem/api/viewer/static/viewer.js",
                    "graphmem/api/viewer/static/viewer.css",
@@ -39,11 +57,8 @@ def test_the_wheel_ships_the_viewer_the_statements_and_the_templates(tmp_path: P
     assert tops == {"graphmem"}, tops
 
 
-def test_the_wheel_leaves_the_benchmarks_out(tmp_path: Path) -> None:
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
-                    str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=300)
-    [wheel] = tmp_path.glob("graphmem-*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
+def test_the_wheel_leaves_the_benchmarks_out(wheel: tuple[str, set[str]]) -> None:
+    _, names = wheel
     assert "graphmem/cli/__init__.py" in names
     assert not [n for n in names if n.startswith("graphmem/bench/")]
 
