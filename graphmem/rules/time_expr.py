@@ -104,8 +104,6 @@ class TimeSpan:
         >>> span = query_span("what did we decide last week?", now)
         >>> span.label(), span.text
         ('2023-08-21 to 2023-08-27', 'last week')
-        >>> span.contains(datetime(2023, 8, 23, tzinfo=UTC)), span.distance(now)
-        (True, datetime.timedelta(seconds=54000))
     """
 
     start: datetime
@@ -122,17 +120,6 @@ class TimeSpan:
         if (s.month, s.day) == (1, 1) and self.end.date() == date(s.year + 1, 1, 1):
             return str(s.year)
         return f"{s.isoformat()} to {last.isoformat()}"
-
-    def contains(self, t: datetime) -> bool:
-        """Whether ``t`` (naive means UTC) falls inside the window."""
-        return self.start <= _utc(t) < self.end
-
-    def distance(self, t: datetime) -> timedelta:
-        """Zero inside the window, else the gap from ``t`` to its nearest edge."""
-        t = _utc(t)
-        if t < self.start:
-            return self.start - t
-        return max(t - self.end, timedelta(0))
 
 
 def query_span(text: str, now: datetime) -> TimeSpan | None:
@@ -185,10 +172,6 @@ def mentioned_times(text: str, written_at: datetime, limit: int = 4
     return tuple((s.start, s.end) for s in mentioned_spans(text, written_at, limit))
 
 
-def _utc(t: datetime) -> datetime:
-    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
-
-
 def _span(s: date, e: date, text: str) -> TimeSpan:
     return TimeSpan(datetime.combine(s, time(), UTC), datetime.combine(e, time(), UTC), text)
 
@@ -201,7 +184,7 @@ def _scan(text: str, ref: datetime) -> list[tuple[int, int, _Window]]:
     """Non-overlapping (start, end, window) matches, the earliest and then the longest first."""
     if not text or not _SPOT.search(text.lower()):
         return []
-    d = _utc(ref).date()
+    d = (ref.replace(tzinfo=UTC) if ref.tzinfo is None else ref.astimezone(UTC)).date()
     cands = sorted(((m.start(), -m.end(), i, m) for i, (_, p) in enumerate(_PATTERNS)
                     for m in p.finditer(text)), key=lambda c: c[:3])
     out: list[tuple[int, int, _Window]] = []
@@ -232,8 +215,7 @@ def _month_window(y: int, m: int) -> _Window:
 
 def _latest_month(m: int, d: date, before_this: bool = False) -> int:
     """The year of the latest month ``m`` starting on or before ``d`` (or before its month)."""
-    y = d.year if (m < d.month if before_this else m <= d.month) else d.year - 1
-    return y
+    return d.year if (m < d.month if before_this else m <= d.month) else d.year - 1
 
 
 @lru_cache(maxsize=4096)

@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphmem.rules.time_expr import TimeSpan, mentioned_spans, mentioned_times, query_span
+from graphmem.rules.time_expr import mentioned_spans, mentioned_times, query_span
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "time_expressions.jsonl"
 ROWS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line]
@@ -75,14 +75,6 @@ def test_examples_from_the_issue() -> None:
     assert query_span("May I ask what the plan is?", now) is None
     assert query_span("the 2021 model", now) is None
     assert mentioned_spans("Yesterday I got back from Rio", now)[0].text == "Yesterday"
-
-
-def test_span_methods() -> None:
-    span = TimeSpan(datetime(2023, 7, 1, tzinfo=UTC), datetime(2023, 8, 1, tzinfo=UTC), "July")
-    assert span.contains(datetime(2023, 7, 31, 23, 59)) and not span.contains(span.end)
-    assert span.distance(datetime(2023, 7, 9, tzinfo=UTC)).total_seconds() == 0
-    assert span.distance(datetime(2023, 8, 3, tzinfo=UTC)).days == 2
-    assert span.distance(datetime(2023, 6, 30, tzinfo=UTC)).days == 1
 
 
 def test_mentioned_times_are_the_spans_windows() -> None:
