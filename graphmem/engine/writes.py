@@ -56,7 +56,7 @@ class _Item:
     spec: MemoryInput
     relations: list[RelationSpec]
     hash: str
-    memory: Memory | None = None  # the record this item ends up as (new or reinforced)
+    memory: Memory = field(init=False)  # the record this item ends up as (new or reinforced)
 
 
 @dataclass(slots=True)
@@ -172,16 +172,14 @@ class Writer:
         write lock. When the database refuses a create because another process wrote the
         same id or content meanwhile, the batch is planned again on what is there now: a
         taken id is a ``ConflictError``, a twin a reinforcement (issue 45)."""
-        for attempt in range(WRITE_RETRIES):
+        for attempt in range(1, WRITE_RETRIES):
             try:
                 return self._store_many(namespace, inputs, vectors)
             except DuplicateError as exc:
-                if attempt == WRITE_RETRIES - 1:
-                    raise
                 log.info("a write lost a race to another writer (%s): planning it again",
                          exc)
-                time.sleep(random.uniform(0, 0.01 * (attempt + 1)))  # let the winner finish
-        raise AssertionError("unreachable")
+                time.sleep(random.uniform(0, 0.01 * attempt))  # let the winner finish
+        return self._store_many(namespace, inputs, vectors)  # the last try: its error is raised
 
     def _store_many(self, namespace: str, inputs: Sequence[Input],
                     vectors: Mapping[str, np.ndarray] | None) -> list[Memory]:
@@ -211,21 +209,18 @@ class Writer:
         by_hash: dict[str, Memory] = {}
         fresh: list[_Item] = []
         for it in items:
-            twin = by_hash.get(it.hash) if wc.dedupe else None
-            if twin is not None:  # a twin earlier in this batch: one record for both
-                _merge_into(twin, it.spec)
-                it.memory = twin
-                continue
-            if it.hash in existing_ids:
-                it.memory = self._reinforce(existing[existing_ids[it.hash]], it.spec, now)
-                by_hash[it.hash] = it.memory
-                continue
-            it.memory = self._new_memory(ns, it, now)
-            by_hash[it.hash] = it.memory
-            fresh.append(it)
+            m = by_hash.get(it.hash) if wc.dedupe else None
+            if m is not None:  # a twin earlier in this batch: one record for both
+                _merge_into(m, it.spec)
+            elif it.hash in existing_ids:
+                m = self._reinforce(existing[existing_ids[it.hash]], it.spec, now)
+            else:
+                m = self._new_memory(ns, it, now)
+                fresh.append(it)
+            by_hash[it.hash] = it.memory = m
 
         # relation targets must exist in this namespace (or in this batch)
-        in_batch = {it.memory.id for it in items if it.memory is not None}
+        in_batch = {it.memory.id for it in items}
         targets = {r.target_id for it in items for r in it.relations} - in_batch
         found = self.store.get_memories(ns, list(targets))
         missing = targets - set(found)
@@ -241,18 +236,12 @@ class Writer:
             if todo:
                 known.update(zip(todo, self.embedder.embed(todo), strict=True))
             for it in fresh:
-                assert it.memory is not None
                 it.memory.embedding = known[it.spec.content]
-        records: dict[str, Memory] = {}
-        for it in items:
-            assert it.memory is not None
-            records[it.memory.id] = it.memory
+        records = {it.memory.id: it.memory for it in items}
         if wc.follows:
             self._link_sessions(ns, fresh, records, batch)
-        batch.edges.extend(self.similar_edges(
-            ns, [it.memory for it in fresh if it.memory is not None], now))
+        batch.edges.extend(self.similar_edges(ns, [it.memory for it in fresh], now))
         for it in items:
-            assert it.memory is not None
             for r in it.relations:
                 if r.target_id == it.memory.id:
                     raise InvalidRelationError("a memory cannot relate to itself")
@@ -261,9 +250,9 @@ class Writer:
                 batch.edges.append(Relation(src, dst, RelationType(r.type), ns, r.score, now,
                                             EdgeSource.EXPLICIT))
         batch.memories.extend(records.values())
-        batch.new_ids = {it.memory.id for it in fresh if it.memory is not None}
+        batch.new_ids = {it.memory.id for it in fresh}
         self.core.apply(batch)
-        return [it.memory for it in items if it.memory is not None]
+        return [it.memory for it in items]
 
     def refresh_context(self, ns: str, records: dict[str, Memory],
                         predecessor: dict[str, str | None]) -> None:
@@ -364,7 +353,6 @@ class Writer:
                        batch: WriteBatch) -> None:
         sessions: dict[str, list[Memory]] = {}
         for it in fresh:
-            assert it.memory is not None
             if it.memory.session_id is not None:
                 sessions.setdefault(it.memory.session_id, []).append(it.memory)
         now = self.clock()
