@@ -1,7 +1,7 @@
 """Facts a cluster's sentences mention: names (capitalised words not at a sentence start),
 places (a name after "in", "at", "went to" ...), dates (day and month, month and year, years,
 relative dates resolved against the member's event time) and numbers with their unit
-(``extract_facts``, ``Facts``); and the members' time span as a summary writes it
+(``find_mentions``, ``gather_facts``, ``Facts``); and the members' time span as a summary writes it
 (``time_span``)."""
 
 from __future__ import annotations
@@ -99,11 +99,11 @@ def _relative(expr: str, when: datetime | None) -> str | None:
 
 @dataclass
 class Facts:
-    """Names, places, dates and numbers a cluster mentions (see ``extract_facts``).
+    """Names, places, dates and numbers a cluster mentions (see ``find_mentions``).
 
     Example:
-        >>> extract_facts([("We moved to Sweden 4 years ago with Oscar.",
-        ...                 datetime(2023, 5, 8, tzinfo=UTC))], ["Caroline"])
+        >>> gather_facts([find_mentions("We moved to Sweden 4 years ago with Oscar.",
+        ...                             datetime(2023, 5, 8, tzinfo=UTC), ["caroline"])])
         Facts(names=['Oscar'], places=['Sweden'], dates=['2019'], numbers=[])
     """
 
@@ -111,17 +111,6 @@ class Facts:
     places: list[str]
     dates: list[str]
     numbers: list[str]
-
-
-def extract_facts(sentences: Sequence[tuple[str, datetime | None]],
-                  speakers: Sequence[str]) -> Facts:
-    """Names (capitalised words not at a sentence start, runs of them joined), places (a name
-    after "in", "at", "from", "went to" ...), dates (day and month, month and year, years,
-    relative dates resolved against the event time) and numbers (with the word that follows,
-    "3 kids") in ``sentences``, most mentioned first (ties: first seen). Speakers and their
-    short forms ("Mel" for Melanie) are not names."""
-    known = [s.lower() for s in speakers]
-    return gather_facts([find_mentions(sentence, when, known) for sentence, when in sentences])
 
 
 @dataclass(frozen=True)
@@ -145,8 +134,11 @@ class Mentions:
 
 
 def find_mentions(sentence: str, when: datetime | None, known: Sequence[str]) -> Mentions:
-    """The names, dates and numbers of one sentence (see ``extract_facts``); ``known``: the
-    speakers, lowercase."""
+    """Names (capitalised words not at a sentence start, runs of them joined; each with
+    whether a place word comes before it: "in", "at", "from", "went to" ...), dates (day and
+    month, month and year, years, relative dates resolved against the event time ``when``)
+    and numbers (with the word that follows, "3 kids") of one sentence. ``known``: the
+    speakers, lowercase; they and their short forms ("mel" for melanie) are not names."""
     names: list[tuple[str, bool]] = []
     dates: list[tuple[tuple[int, int, int], str]] = []
     numbers: list[str] = []

@@ -121,9 +121,7 @@ def _drop_one(f: Facts) -> None:
 
 
 def _trailer(f: Facts) -> str:
-    parts = [f"{label}: {', '.join(items)}" for label, items in
-             (("names", f.names), ("places", f.places), ("dates", f.dates),
-              ("numbers", f.numbers)) if items]
+    parts = [f"{k}: {', '.join(getattr(f, k))}" for k in _FACT_KINDS if getattr(f, k)]
     return f"({'; '.join(parts)})" if parts else ""
 
 

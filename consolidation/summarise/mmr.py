@@ -18,7 +18,7 @@ from graphmem.consolidation.summarise.facts import Mentions
 from graphmem.consolidation.summarise.phrases import KeyPhrases
 from graphmem.consolidation.summarise.protocol import ClusterMember
 from graphmem.consolidation.summarise.sentences import Sentence
-from graphmem.rules.text import CHIT_CHAT_STEMS, Analyzer
+from graphmem.rules.text import Analyzer, informative_terms
 
 #: MMR: relevance weight (1 - LAMBDA weighs redundancy with what is already chosen)
 LAMBDA = 0.6
@@ -120,8 +120,7 @@ def select(members: Sequence[ClusterMember], pool: Sequence[Sentence], phrases: 
 def _tfidf(text: str, phrases: KeyPhrases, analyzer: Analyzer) -> dict[str, float]:
     """A sentence's TF-IDF: (1 + ln count) x the term's IDF over the run, unit length; no
     chit-chat terms, no numbers."""
-    counts = Counter(t for t in analyzer.terms(text)
-                     if t not in CHIT_CHAT_STEMS and not t.isdigit())
+    counts = Counter(informative_terms(analyzer, text))
     return _normalised({t: (1 + math.log(n)) * phrases.idf(t, term=True)
                         for t, n in counts.items()})
 

@@ -25,12 +25,12 @@ from graphmem.consolidation.summarise.words import (
     _stop,
     _tokens,
 )
-from graphmem.rules.text import CHIT_CHAT_STEMS, Analyzer
+from graphmem.rules.text import Analyzer, informative_terms
 
 
 class KeyPhrases:
-    """TF-IDF over all of a run's candidates, fitted once; ``top(texts, n)`` gives the noun
-    phrases (1-3 words) that most distinguish a cluster from that background.
+    """TF-IDF over all of a run's candidates, fitted once; ``ranked(texts)`` gives the noun
+    phrases (1-3 words) that most distinguish a cluster from that background, best first.
 
     A phrase is a run of words with no stop word, chit-chat or filler word inside, whose
     last word is seen in the background closing a determiner's phrase ("the painting",
@@ -41,8 +41,8 @@ class KeyPhrases:
 
     Example:
         >>> kp = KeyPhrases(["the deploy failed", "the deploy was rolled back", "lunch was good"])
-        >>> "deploy" in kp.top(["the deploy failed", "the deploy was rolled back"], 2)
-        True
+        >>> kp.ranked(["the deploy failed", "the deploy was rolled back"])[0][0]
+        'deploy'
     """
 
     def __init__(self, background: Sequence[str]) -> None:
@@ -60,7 +60,7 @@ class KeyPhrases:
         self.phrase_df: Counter[str] = Counter()
         self.term_df: Counter[str] = Counter()
         for body in bodies:
-            self.phrase_df.update(set(self.phrases(body)))
+            self.phrase_df.update({p.lower() for p in self.surface_phrases(body)})
             self.term_df.update(set(self.analyzer.terms(body)))
 
     def _learn(self, body: str) -> None:
@@ -145,9 +145,6 @@ class KeyPhrases:
                 out.extend(" ".join(run[s:j + 1]) for s in range(k, j + 1))
         return out
 
-    def phrases(self, body: str) -> list[str]:
-        return [p.lower() for p in self.surface_phrases(body)]
-
     def idf(self, key: str, *, term: bool = False) -> float:
         df = (self.term_df if term else self.phrase_df).get(key, 0)
         return math.log((1 + self.documents) / (1 + df)) + 1.0
@@ -161,7 +158,8 @@ class KeyPhrases:
             body = speaker_and_body(text)[1]
             # a sentence's first word is capitalised because it comes first, not as a name
             kept = " ".join(_decapitalise(s) for s in split_sentences(body)
-                            if not is_greeting(s) and not self._chit_chat(s))
+                            if not is_greeting(s)
+                            and len(informative_terms(self.analyzer, s)) >= 3)
             found = self.surface_phrases(kept)
             holders.update({p.lower() for p in found})
             for p in found:
@@ -182,21 +180,11 @@ class KeyPhrases:
             out_stems.append([self._stem(w) for w in shown.lower().split()])
         return out
 
-    def top(self, texts: Sequence[str], n: int) -> list[str]:
-        if n <= 0 or not texts:
-            return []
-        return [p for p, _ in self.ranked(texts)[:n]]
-
     def _stem(self, word: str) -> str:
         stem = self._stems.get(word)
         if stem is None:
             stem = self._stems[word] = next(iter(self.analyzer.terms(word)), word)
         return stem
-
-    def _chit_chat(self, sentence: str) -> bool:
-        terms = [t for t in self.analyzer.terms(sentence)
-                 if t not in CHIT_CHAT_STEMS and not t.isdigit()]
-        return len(terms) < 3
 
 
 def _decapitalise(sentence: str) -> str:

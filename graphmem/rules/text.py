@@ -123,16 +123,14 @@ def strip_speaker(text: str) -> str:
 
 def informative_terms(analyzer: Analyzer, text: str) -> list[str]:
     """The terms of ``text`` that carry content: no stop words (the retrieval list), no
-    chit-chat words, no leading speaker label ("Caroline: ...")."""
-    body = strip_speaker(text)
-    return [t for t in analyzer.terms(body)
-            if t not in CHIT_CHAT_STEMS and not t.isdigit()]
+    chit-chat words, no numbers."""
+    return [t for t in analyzer.terms(text) if t not in CHIT_CHAT_STEMS and not t.isdigit()]
 
 
-def is_chit_chat(analyzer: Analyzer, text: str, min_terms: int = 3) -> bool:
-    """True for "Thanks!", "Wow, great!" and the like: fewer than ``min_terms`` informative
-    terms."""
-    return len(informative_terms(analyzer, text)) < min_terms
+def is_chit_chat(analyzer: Analyzer, text: str) -> bool:
+    """True for "Thanks!", "Wow, great!" and the like: fewer than three informative terms
+    after a leading speaker label ("Caroline: ...")."""
+    return len(informative_terms(analyzer, strip_speaker(text))) < 3
 
 
 CHIT_CHAT_STEMS = frozenset(_stemmer("english").stemWord(w) for w in CHIT_CHAT_WORDS) \
