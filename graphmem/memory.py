@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from graphmem.config import GraphMemConfig
 from graphmem.engine import reads
@@ -18,7 +18,7 @@ from graphmem.engine.edits import Editor
 from graphmem.engine.embedding import Embedder, make_embedder
 from graphmem.engine.events import Subscription
 from graphmem.engine.maintenance import Maintainer, MaintenanceReport
-from graphmem.engine.retrieval import Retriever
+from graphmem.engine.retrieval import Retriever, When
 from graphmem.engine.session_context import ContextEntry, SessionContext
 from graphmem.engine.writes import Writer
 from graphmem.models import (
@@ -42,6 +42,9 @@ from graphmem.rules import validation as v
 from graphmem.rules.text import Analyzer
 from graphmem.rules.ttl import seen, seen_all
 from graphmem.store.base import Counts, KeyRecords, MemoryStore
+
+if TYPE_CHECKING:
+    from graphmem.consolidation import ConsolidationRun, Consolidator
 
 
 class GraphMemory:
@@ -213,7 +216,8 @@ class GraphMemory:
 
     # -- consolidation ----------------------------------------------------------------------
     def consolidate(self, namespace: str | None = None, *, dry_run: bool = False,
-                    progress: Callable[[str, int, int], None] | None = None) -> Any:
+                    progress: Callable[[str, int, int], None] | None = None
+                    ) -> ConsolidationRun:
         """Cluster old memories into summaries (``graphmem.consolidation``); returns the run
         (``.id``, ``.status``, ``.report``). A crashed run is resumed first. ``progress`` is
         called with (stage, done, total) for progress bars. A dry run is saved: its report
@@ -222,11 +226,11 @@ class GraphMemory:
         # planning runs without the write lock; applying takes it one cluster at a time
         return self._consolidator(progress).run(namespace, dry_run=dry_run)
 
-    def approve(self, run_id: str) -> Any:
+    def approve(self, run_id: str) -> ConsolidationRun:
         """Apply a run held for approval (its retrieval check lost too much)."""
         return self._consolidator().approve(run_id)
 
-    def rollback(self, run_id: str) -> Any:
+    def rollback(self, run_id: str) -> ConsolidationRun:
         """Undo a run: its summaries removed, every member it archived active again."""
         return self._consolidator().rollback(run_id)
 
@@ -306,7 +310,7 @@ class GraphMemory:
                  depth: int | None = None,
                  filters: Mapping[str, Any] | None = None,
                  include_archived: bool | None = None, record_access: bool = True,
-                 since: Any = None, until: Any = None, as_of: Any = None, now: Any = None
+                 since: When = None, until: When = None, as_of: When = None, now: When = None
                  ) -> list[RetrievalResult]:
         """The full pipeline: seeds, walk, rerank (see ``graphmem.engine.retrieval``).
 
@@ -362,7 +366,7 @@ class GraphMemory:
     def list_page(self, *, namespace: str, type: str | Sequence[str] | None = None,
                   source: str | None = None, session_id: str | None = None,
                   topic: str | None = None, tier: str | None = None,
-                  status: str | None = "active", since: Any = None, until: Any = None,
+                  status: str | None = "active", since: When = None, until: When = None,
                   sort: str = "created_at", order: str = "desc", limit: int = 50,
                   cursor: str | None = None) -> MemoryPage:
         """Memories matching every filter given, sorted (``created_at`` - the event time -,
@@ -423,7 +427,7 @@ class GraphMemory:
         recorded on its own; best match first."""
         return self._agents.dissent_for_topic(topic, namespace, limit)
 
-    def stream(self, agent: str, *, namespace: str, since: Any = None, until: Any = None,
+    def stream(self, agent: str, *, namespace: str, since: When = None, until: When = None,
                limit: int = 50, cursor: str | None = None,
                status: str | None = "active") -> MemoryPage:
         """An agent's memories (``source``) in event-time order, oldest first, a page at a
@@ -433,7 +437,7 @@ class GraphMemory:
                               status=status)
 
     def summarize(self, *, namespace: str, agent: str | None = None,
-                  session_id: str | None = None, since: Any = None, until: Any = None,
+                  session_id: str | None = None, since: When = None, until: When = None,
                   limit: int = 500) -> StreamSummary:
         """An extractive summary (consolidation's summariser: key phrases and the most
         representative memories) of an agent's or a session's memories in a time range,
@@ -516,7 +520,8 @@ class GraphMemory:
                                        v.namespace(namespace), batch_size=batch_size,
                                        progress=progress, refresh=self._writer.refresh_context)
 
-    def _consolidator(self, progress: Callable[[str, int, int], None] | None = None) -> Any:
+    def _consolidator(self, progress: Callable[[str, int, int], None] | None = None
+                      ) -> Consolidator:
         from graphmem.consolidation import Consolidator  # scikit-learn: loaded when used
 
         return Consolidator(self.core, progress, self._write_lock)

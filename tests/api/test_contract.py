@@ -125,7 +125,7 @@ def test_python_and_rest_read_times_alike(srv: tuple[Server, dict[str, str]]) ->
     rule as REST, one parser (``validation.timestamp``)."""
     server, _ = srv
     mem = server.mem
-    for call in (lambda: mem.retrieve("q", namespace=NS, as_of=0),
+    for call in (lambda: mem.retrieve("q", namespace=NS, as_of=0),  # type: ignore[arg-type]
                  lambda: mem.retrieve("q", namespace=NS, filters={"since": 0}),
                  lambda: mem.search_index("q", namespace=NS, until=1_700_000_000),
                  lambda: mem.store("epoch from python", namespace=NS, valid_from=0)):

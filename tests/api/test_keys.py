@@ -115,7 +115,7 @@ def test_a_key_file_verdict_holds_until_the_file_changes(tmp_path: Path) -> None
         reads.append(digest)
         return by_hash(digest)
 
-    server.records.key_by_hash = counted
+    server.records.key_by_hash = counted  # type: ignore[method-assign, assignment]
     for _ in range(5):
         assert server.verify(key) is not None
     assert len(reads) == 1
@@ -141,7 +141,7 @@ def test_a_request_verifies_its_key_once(tmp_path: Path) -> None:
             calls.append(k)
             return verify(k)
 
-        store.verify = counted
+        store.verify = counted  # type: ignore[method-assign, assignment]
         auth = {"Authorization": f"Bearer {key}"}
         assert client.post("/v1/memories", json={"namespace": "ops", "content": "x"},
                            headers=auth).status_code == 201

@@ -93,13 +93,13 @@ def _seed(folder: Path) -> dict[str, Any]:
         clock["now"] = now + timedelta(hours=3)  # the fast tier's retention passes: demotions
         assert mem.maintain(NS).transitions
         original = Consolidator._retrieval_check
-        Consolidator._retrieval_check = lambda self, plan: {
+        Consolidator._retrieval_check = lambda self, plan: {  # type: ignore[method-assign]
             "queries": 10, "recall_before": 1.0, "recall_after": 0.6, "loss": 0.4,
             "held_on": 0.4, "max_loss": 0.2}
         try:
             run = mem.consolidate(namespace=NS)
         finally:
-            Consolidator._retrieval_check = original
+            Consolidator._retrieval_check = original  # type: ignore[method-assign]
         foreign_run = mem.consolidate(namespace=FOREIGN, dry_run=True)
         rota = mem.store("Last week the on-call rotation moved to Priya", namespace=NS,
                          created_at=datetime(2025, 3, 12, 9, tzinfo=UTC))

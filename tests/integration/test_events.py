@@ -91,7 +91,8 @@ def test_consolidation_run_states_are_events(smem: GraphMemory, clock: Clock) ->
     with smem.events(NS) as feed, smem.events(OTHER) as other:
         dry = smem.consolidate(namespace=NS, dry_run=True)
         run = smem.consolidate(namespace=NS)
-        member = run.report and smem.list_memories(namespace=NS, status="archived")[0]
+        assert run.report
+        member = smem.list_memories(namespace=NS, status="archived")[0]
         smem.restore(member.id, namespace=NS)
         smem.rollback(run.id)
         got = feed.take()
