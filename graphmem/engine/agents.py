@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from graphmem.config import CaptureConfig
 from graphmem.errors import ConflictError, ValidationError
 from graphmem.models import (
@@ -179,15 +181,13 @@ class Agents:
     def history(self, ns: str, id: str) -> list[HistoryEntry]:
         m = self.core.require(ns, [id])[id]
         moves = self.core.store.transitions_of(ns, id)
-        contents = [t.detail for t in moves if t.kind is TransitionKind.UPDATE
-                    and t.detail is not None] + [m.content]
-        out = [HistoryEntry("created", m.stored_at, "stored", contents[0])]
-        version = 0
+        # each update recorded the content it replaced: a version's content is the next one's
+        contents = iter([t.detail for t in moves if t.kind is TransitionKind.UPDATE
+                         and t.detail is not None] + [m.content])
+        out = [HistoryEntry("created", m.stored_at, "stored", next(contents))]
         for t in moves:
-            content = None
-            if t.kind is TransitionKind.UPDATE and t.detail is not None:
-                version += 1
-                content = contents[version]
+            content = (next(contents) if t.kind is TransitionKind.UPDATE
+                       and t.detail is not None else None)
             out.append(HistoryEntry(t.kind.value, t.at, t.reason, content, t.from_tier,
                                     t.to_tier, t.from_status, t.to_status))
         return out
@@ -319,8 +319,9 @@ class Agents:
         ids = [m.id for m in members]
         full = self.core.store.get_memories(namespace, ids, embeddings=True)
         texts = [full[i].content for i in ids]
-        vectors = self.core.embedder.embed(texts) if any(
-            full[i].embedding is None for i in ids) else _stack([full[i].embedding for i in ids])
+        stored = [full[i].embedding for i in ids]
+        vectors = (self.core.embedder.embed(texts) if any(e is None for e in stored)
+                   else np.stack(stored))  # type: ignore[arg-type]  # none is None
         text = extractive(texts, vectors, KeyPhrases(texts), self.core.config.consolidation,
                           [is_chit_chat(self.core.analyzer, t) for t in texts])
         return StreamSummary(text, tuple(ids))
@@ -353,9 +354,3 @@ def _topic(topic: Any) -> str:
     if not text or not text.strip():
         raise ValidationError("topic is empty")
     return text
-
-
-def _stack(vectors: list[Any]) -> Any:
-    import numpy as np
-
-    return np.stack(vectors)

@@ -78,14 +78,11 @@ def plan_session(order: Sequence[str], existing_follows: Sequence[tuple[str, str
     """Diff the FOLLOWS chain ``order`` implies against the edges that exist (pure)."""
     want = set(itertools.pairwise(order))
     have = set(existing_follows)
-    plan = SessionPlan(add=sorted(want - have, key=lambda p: order.index(p[0])),
-                       remove=sorted(have - want))
-    before = {t: s for s, t in have}
-    after = {t: s for s, t in want}
-    for node in order:
-        if before.get(node) != after.get(node):
-            plan.predecessor[node] = after.get(node)
-    return plan
+    before, after = {t: s for s, t in have}, {t: s for s, t in want}
+    return SessionPlan(add=sorted(want - have, key=lambda p: order.index(p[0])),
+                       remove=sorted(have - want),
+                       predecessor={n: after.get(n) for n in order
+                                    if before.get(n) != after.get(n)})
 
 
 def _merge_into(memory: Memory, spec: MemoryInput) -> None:
