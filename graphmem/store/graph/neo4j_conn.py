@@ -6,13 +6,10 @@ The only module that imports ``neo4j``; driver errors become ``StoreError`` here
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from graphmem.cypher import Statement
 from graphmem.errors import DuplicateError, StoreError
-
-log = logging.getLogger(__name__)
 
 
 class Neo4jConnection:
@@ -66,11 +63,9 @@ class Neo4jConnection:
                 routing_=neo4j.RoutingControl.WRITE if write else neo4j.RoutingControl.READ)
         except neo4j.exceptions.ConstraintError as exc:  # a create another writer won
             raise DuplicateError(f"{statement.name}: {exc.message}") from exc
-        except neo4j.exceptions.ClientError as exc:
-            if statement.name == "memory/write_batch" and "by zero" in str(exc.message):
-                raise DuplicateError("a session's chain changed meanwhile") from exc
-            raise StoreError(f"{statement.name} failed: {exc}") from exc
         except Exception as exc:
+            if statement.name == "memory/write_batch" and "by zero" in str(exc):
+                raise DuplicateError("a session's chain changed meanwhile") from exc
             raise StoreError(f"{statement.name} failed: {exc}") from exc
         return [dict(r) for r in records]
 
