@@ -50,13 +50,9 @@ class Statement:
     @property
     def browser_params(self) -> dict[str, str]:
         """The ``:param name => value`` examples of a Browser query (values as written)."""
-        out = {}
-        for line in self.text.splitlines():
-            stripped = line.strip()
-            if stripped.startswith(":param "):
-                key, _, value = stripped[len(":param "):].partition("=>")
-                out[key.strip()] = value.strip()
-        return out
+        pairs = (line.strip()[len(":param "):].partition("=>")
+                 for line in self.text.splitlines() if line.strip().startswith(":param "))
+        return {key.strip(): value.strip() for key, _, value in pairs}
 
 
 def _parse_header(text: str) -> dict[str, str]:
@@ -98,11 +94,10 @@ def load(name: str, dialect: str | None = None) -> Statement:
     if dialect is not None and dialect not in DIALECTS:
         raise ValueError(f"unknown dialect {dialect!r}")
     root = resources.files(__package__)
-    candidates = ([f"{name}.{dialect}.cypher"] if dialect else []) + [f"{name}.cypher"]
-    for candidate in candidates:
-        node = root.joinpath(*candidate.split("/"))
+    for used in ([dialect] if dialect else []) + [None]:
+        suffix = f".{used}.cypher" if used else ".cypher"
+        node = root.joinpath(*(name + suffix).split("/"))
         if node.is_file():
             text = node.read_text(encoding="utf-8")
-            used = candidate.rsplit(".", 2)[1] if candidate.count(".") >= 2 else None
-            return Statement(name, used if used in DIALECTS else None, text, _parse_header(text))
+            return Statement(name, used, text, _parse_header(text))
     raise FileNotFoundError(f"no Cypher statement {name!r} for dialect {dialect!r}")

@@ -245,7 +245,6 @@ class MemoryStore(Protocol):
     def compact(self, min_stale: int = 1) -> int:
         """Reclaim what replaced or deleted records left behind, when at least ``min_stale``
         such leftovers wait (maintenance calls this). Returns the leftovers removed."""
-        ...
 
     # writes -----------------------------------------------------------------------------
     def apply(self, batch: WriteBatch) -> None:
@@ -259,14 +258,12 @@ class MemoryStore(Protocol):
         self, namespace: str, ids: Sequence[str], *, embeddings: bool = False
     ) -> dict[str, Memory]:
         """The memories of ``ids`` that exist in the namespace (any status)."""
-        ...
 
     def similarities(self, namespace: str, ids: Sequence[str], vector: np.ndarray
                      ) -> dict[str, tuple[float, float | None]]:
         """id -> (cosine of ``vector`` to the memory's content vector, to its context vector or
         None without one), for the memories of ``ids`` that have a content vector: retrieval's
         semantic terms, computed where the vectors are (none cross the port)."""
-        ...
 
     def get_scored(self, namespace: str, ids: Sequence[str], vector: np.ndarray
                    ) -> tuple[dict[str, Candidate], dict[str, tuple[float, float | None]]]:
@@ -275,25 +272,20 @@ class MemoryStore(Protocol):
         semantic terms, one round trip on a server (ADR 0017). A candidate holds the
         fields retrieval ranks by (ADR 0041); an adapter that read the whole record hands
         it along in ``Candidate.memory``."""
-        ...
 
     def keyword_fields(self, namespace: str, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         """id -> (keywords, context_keywords) of the memories of ``ids`` in the namespace: the
         light read with which retrieval ranks full-text candidates itself (ADR 0007)."""
-        ...
 
     def find_by_hash(self, namespace: str, hashes: Collection[str]) -> dict[str, str]:
         """content_hash -> id of an *active* memory with that hash."""
-        ...
 
     def session_members(self, namespace: str, session_id: str) -> list[tuple[str, datetime]]:
         """(id, created_at) of the session's memories, in session order (time, then insertion)."""
-        ...
 
     def session_version(self, namespace: str, session_id: str) -> int:
         """How many batches have changed the session's chain (0 for none): read before its
         members, and given back in ``WriteBatch.sessions`` (issue 45)."""
-        ...
 
     def time_window(
         self, namespace: str, anchor: Memory, *, before: int, after: int,
@@ -303,36 +295,29 @@ class MemoryStore(Protocol):
         """Up to ``before`` memories just before the anchor (nearest first) and ``after`` just
         after it (nearest first), in the anchor's session or the whole namespace; ``now``:
         without those whose own TTL ran out by then (issue 48)."""
-        ...
 
     def list_page(self, namespace: str, spec: ListSpec) -> list[Memory]:
         """Up to ``spec.limit`` memories matching the spec's filters, in its order, after
         ``spec.after`` (without vectors)."""
-        ...
 
     def iter_memories(self, namespace: str, *, page: int = 1000, embeddings: bool = True,
                       statuses: Collection[Status] | None = None) -> Iterator[list[Memory]]:
         """Every memory (of these statuses), in insertion order, a page at a time."""
-        ...
 
     def active_columns(self, namespace: str) -> ActiveColumns:
         """Tier, base importance, reinforced_at, created_at, surprise and stored_at of every
         active memory, as arrays (operators' statistics, no memory objects)."""
-        ...
 
     def transition_counts(self, namespace: str, since: datetime
                           ) -> list[tuple[str, Tier, Tier, int, int]]:
         """(kind, from tier, to tier, total, at or after ``since``) of recorded transitions."""
-        ...
 
     def transitions_of(self, namespace: str, memory_id: str) -> list[Transition]:
         """A memory's recorded transitions, oldest first."""
-        ...
 
     def recent_transitions(self, namespace: str, limit: int,
                            since: datetime | None = None) -> list[Transition]:
         """The namespace's latest ``limit`` transitions (at or after ``since``), newest first."""
-        ...
 
     def iter_edges(self, namespace: str, *, page: int = 5000) -> Iterator[list[Relation]]: ...
 
@@ -346,7 +331,6 @@ class MemoryStore(Protocol):
         types: Collection[RelationType] | None = None,
     ) -> list[Relation]:
         """Edges with either end in ``ids`` (each edge once)."""
-        ...
 
     def neighbourhood(
         self, namespace: str, seeds: Collection[str], depth: int, *,
@@ -354,7 +338,6 @@ class MemoryStore(Protocol):
     ) -> list[Relation]:
         """Edges met by a breadth-first walk of ``depth`` hops (both directions) from the
         seeds, reaching at most ``max_nodes`` nodes."""
-        ...
 
     # search -----------------------------------------------------------------------------
     def vector_topk(
@@ -363,7 +346,6 @@ class MemoryStore(Protocol):
         statuses: Collection[Status] = (Status.ACTIVE,),
     ) -> list[tuple[str, float]]:
         """Top-k (id, cosine similarity), best first."""
-        ...
 
     def vector_topk_fields(
         self, namespace: str, vector: np.ndarray, k: int, *,
@@ -372,7 +354,6 @@ class MemoryStore(Protocol):
     ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         """``vector_topk`` of the content and the context field, in one call (an adapter may
         search both at once: the embedded store does for large namespaces)."""
-        ...
 
     def vector_topk_many(
         self, namespace: str, vectors: np.ndarray, k: int, *,
@@ -381,7 +362,6 @@ class MemoryStore(Protocol):
         """``vector_topk`` on the content field for each row of ``vectors`` (batched writes).
         ``min_score``: the caller keeps only hits at or above it, so an adapter may leave out
         the ones below (every hit it returns is exact, and none at or above is missing)."""
-        ...
 
     def keyword_topk(
         self, namespace: str, terms: Sequence[str], k: int, *,
@@ -397,7 +377,6 @@ class MemoryStore(Protocol):
         engine must score every posting to rank may return the k matches it stored last
         instead, newest first with score 0 (SQLite: FTS5 walks rowids without scoring,
         ADR 0011). Filters hold either way."""
-        ...
 
     def keyword_candidates(
         self, namespace: str, terms: Sequence[str], k: int, *,
@@ -409,13 +388,11 @@ class MemoryStore(Protocol):
         round trip (ADR 0017). When more than ``k`` match, ``keyword_topk``'s first ``k``
         in its order; when all of them fit, all of them in any order (an adapter may skip
         its own scoring then: ADR 0022)."""
-        ...
 
     def keyword_stats(self, namespace: str, terms: Sequence[str]
                       ) -> tuple[TermStats, TermStats]:
         """Collection statistics of the namespace's two keyword fields (keywords,
         context_keywords) for these terms, for BM25 in the core (``graphmem.rules.bm25``)."""
-        ...
 
     # jobs -------------------------------------------------------------------------------
     def save_run(self, run: dict[str, Any]) -> None:
@@ -426,21 +403,17 @@ class MemoryStore(Protocol):
 
     def list_runs(self) -> list[dict[str, Any]]:
         """Every run, newest first."""
-        ...
 
     def run_counts(self) -> dict[str, int]:
         """Runs by status, without reading their plans."""
-        ...
 
     def acquire_lease(self, name: str, owner: str, until: datetime, now: datetime) -> bool:
         """Take or renew the named lease unless another owner holds it past ``now``."""
-        ...
 
     def release_lease(self, name: str, owner: str) -> None: ...
 
     def lease_holder(self, name: str) -> tuple[str, datetime] | None:
         """(owner, expires_at) of the named lease, expired or not; None if never taken."""
-        ...
 
     # limits -----------------------------------------------------------------------------
     def count_event(self, namespace: str, key: str, limit: int, window_seconds: float,
@@ -451,7 +424,6 @@ class MemoryStore(Protocol):
         the window holds fewer than ``limit`` events. False when it is full (the event is
         not counted). A window opens with the first event after the last one ended
         (``window_seconds`` after it opened; a new key opens one)."""
-        ...
 
     # session context (issue 48): short-term, shared by every replica, expiring ----------
     def context_put(self, namespace: str, session: str, key: str, value_json: str,
@@ -461,16 +433,13 @@ class MemoryStore(Protocol):
     def context_get(self, namespace: str, session: str, key: str, now: datetime
                     ) -> tuple[str, datetime] | None:
         """(value_json, expires_at) of the key, None when missing or expired at ``now``."""
-        ...
 
     def context_list(self, namespace: str, session: str, now: datetime
                      ) -> list[tuple[str, str, datetime]]:
         """(key, value_json, expires_at) of the session's unexpired keys, by key."""
-        ...
 
     def context_delete(self, namespace: str, session: str, key: str | None) -> int:
         """Delete one key (None: every key of the session); the entries deleted."""
-        ...
 
     def message_append(self, namespace: str, session: str, message_json: str, cap: int,
                        added_at: datetime, expires_at: datetime) -> None:
@@ -481,16 +450,13 @@ class MemoryStore(Protocol):
                  ) -> list[tuple[str, datetime, datetime]]:
         """(message_json, added_at, expires_at) of the session's newest ``limit`` unexpired
         messages, oldest first."""
-        ...
 
     def messages_clear(self, namespace: str, session: str) -> int:
         """Delete every message of the session; the messages deleted."""
-        ...
 
     def context_purge(self, namespace: str | None, now: datetime) -> int:
         """Delete the context entries and messages expired at ``now`` (of one namespace or
         all); the rows deleted. Reads never return them before this runs either."""
-        ...
 
 
 @runtime_checkable
@@ -509,16 +475,12 @@ class KeyRecords(Protocol):
 
     def save_key(self, record: dict[str, Any]) -> None:
         """Store a new record: id, hash, namespaces, role, label, created_at (seconds)."""
-        ...
 
     def key_by_hash(self, key_hash: str) -> dict[str, Any] | None:
         """The active (not revoked) record of a hash: id, namespaces, role."""
-        ...
 
     def list_keys(self) -> list[dict[str, Any]]:
         """Every record, oldest first, without hashes (revoked_at None while active)."""
-        ...
 
     def revoke_key(self, key_id: str, at: float) -> bool:
         """Revoke an active key; False when there is no active key of that id."""
-        ...

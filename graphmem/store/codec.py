@@ -69,7 +69,8 @@ def scalar(value: Any) -> Any:
 def flatten(m: Memory) -> dict[str, Any]:
     """Every scalar field of ``m`` as stored (vectors are the adapter's: ``VECTOR_FIELDS``)."""
     out = {name: scalar(getattr(m, name)) for name in MEMORY_FIELDS}
-    out["mentioned"] = mentioned_json(m.mentioned)
+    # mentioned times as ``[[start, end], ...]`` in POSIX seconds
+    out["mentioned"] = json.dumps([[a.timestamp(), b.timestamp()] for a, b in m.mentioned])
     return out
 
 
@@ -88,11 +89,6 @@ def _mentioned(value: Any) -> tuple[tuple[datetime, datetime], ...]:
         return ()
     return tuple((datetime.fromtimestamp(a, UTC), datetime.fromtimestamp(b, UTC))
                  for a, b in json.loads(value))
-
-
-def mentioned_json(spans: Any) -> str:
-    """Mentioned times as stored: ``[[start, end], ...]`` in POSIX seconds."""
-    return json.dumps([[a.timestamp(), b.timestamp()] for a, b in spans])
 
 
 def _enum(cls: type[enum.Enum]) -> Any:
@@ -130,10 +126,6 @@ _CONVERTERS: dict[str, Any] = {
 }
 
 
-#: (field, converter) in the model's order, decided once: a read decodes hundreds of records
-_CONVERT: tuple[tuple[str, Any], ...] = tuple((n, _converter(n)) for n in MEMORY_FIELDS)
-
-
 def unflatten(row: Mapping[str, Any], *, embedding: np.ndarray | None = None,
               context_embedding: np.ndarray | None = None) -> Memory:
     """The memory of a stored record (the inverse of ``flatten``); a field an older
@@ -142,13 +134,12 @@ def unflatten(row: Mapping[str, Any], *, embedding: np.ndarray | None = None,
                          context_embedding=context_embedding)
 
 
-_MODEL_ORDER = tuple(f.name for f in dataclasses.fields(Memory))
 #: per field of the model, in its order: (index in MEMORY_FIELDS, converter), or (-1, 0) /
-#: (-1, 1) for the content / context vector
+#: (-1, 1) for the content / context vector; decided once: a read decodes hundreds of records
 _ROW_PLAN: tuple[tuple[int, Any], ...] = tuple(
-    (-1, VECTOR_FIELDS.index(name)) if name in VECTOR_FIELDS
-    else (MEMORY_FIELDS.index(name), _CONVERT[MEMORY_FIELDS.index(name)][1])
-    for name in _MODEL_ORDER)
+    (-1, VECTOR_FIELDS.index(f.name)) if f.name in VECTOR_FIELDS
+    else (MEMORY_FIELDS.index(f.name), _converter(f.name))
+    for f in dataclasses.fields(Memory))
 _ROW_LATER = tuple((MEMORY_FIELDS.index(k), MEMORY_FIELDS.index(v)) for k, v in LATER.items())
 
 

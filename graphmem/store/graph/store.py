@@ -10,7 +10,6 @@ atomic on FalkorDB (which has no multi-statement transactions) as on Neo4j.
 from __future__ import annotations
 
 import json
-import logging
 import math
 import time
 from collections.abc import Collection, Iterator, Sequence
@@ -56,25 +55,16 @@ from graphmem.store.graph.rows import (
     vector_hits,
 )
 
-log = logging.getLogger(__name__)
-
+_SHARED_SCHEMA = ["schema/" + n for n in (
+    "transition_lookup", "vector_key_content", "vector_key_context", "vector_content",
+    "vector_context", "fulltext", "key_lookup", "term_lookup", "keyword_stats_lookup",
+    "event_window_key", "lease_key")] + CONTEXT_SCHEMA
 SCHEMA = {
     "falkordb": ["schema/memory_lookup", "schema/memory_dedupe", "schema/session_key",
-                 "schema/transition_lookup",
-                 "schema/vector_key_content",
-                 "schema/vector_key_context",
-                 "schema/vector_content", "schema/vector_context", "schema/fulltext",
-                 "schema/key_lookup", "schema/term_lookup", "schema/keyword_stats_lookup",
-                 "schema/event_window_key", "schema/lease_key", *CONTEXT_SCHEMA],
+                 *_SHARED_SCHEMA],
     "neo4j": ["schema/memory_key", "schema/memory_dedupe", "schema/session_key",
-              "schema/memory_lookup",
-              "schema/memory_time",
-              "schema/memory_hash", "schema/memory_created", "schema/transition_lookup",
-              "schema/vector_key_content",
-              "schema/vector_key_context", "schema/vector_content", "schema/vector_context",
-              "schema/fulltext", "schema/key_lookup", "schema/term_lookup",
-              "schema/keyword_stats_lookup", "schema/event_window_key",
-              "schema/lease_key", *CONTEXT_SCHEMA],
+              "schema/memory_lookup", "schema/memory_time", "schema/memory_hash",
+              "schema/memory_created", *_SHARED_SCHEMA],
 }
 _VECTOR_TARGET = {  # allow-list: field -> (parameter name, index (Neo4j) / label (FalkorDB))
     "neo4j": {"content": ("index", "content_vector"), "context": ("index", "context_vector")},
@@ -102,8 +92,6 @@ class Connection(Protocol):
             write: bool = False) -> list[dict[str, Any]]: ...
     def ensure_schema(self, statements: list[cypher.Statement]) -> None: ...
 
-
-_dt, _floats = codec.dt, codec.floats
 
 
 class CypherStore(CypherContext):  # the session context: cypher_context
@@ -178,8 +166,9 @@ class CypherStore(CypherContext):  # the session context: cypher_context
                           "dedupe_key": (m.content_hash if m.id in batch.new_ids and
                                          self.dedupe and m.status is Status.ACTIVE
                                          else None),
-                          "embedding": _floats(m.embedding), "vec_hash": vector_hash(m.embedding),
-                          "context_embedding": _floats(m.context_embedding),
+                          "embedding": codec.floats(m.embedding),
+                          "vec_hash": vector_hash(m.embedding),
+                          "context_embedding": codec.floats(m.context_embedding),
                           "ctx_hash": vector_hash(m.context_embedding)}
                          for i, m in enumerate(batch.memories)],
         }
@@ -255,7 +244,7 @@ class CypherStore(CypherContext):  # the session context: cypher_context
 
     def session_members(self, namespace: str, session_id: str) -> list[tuple[str, datetime]]:
         rows = self._run("memory/session_members", namespace=namespace, session_id=session_id)
-        return [(r["id"], _dt(r["created_at"])) for r in rows]  # type: ignore[misc]
+        return [(r["id"], codec.dt(r["created_at"])) for r in rows]  # type: ignore[misc]
 
     def session_version(self, namespace: str, session_id: str) -> int:
         rows = self._run("memory/session_version", namespace=namespace, session_id=session_id)
