@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphmem.config import StoreConfig
+from graphmem.config import TuningConfig
 from graphmem.models import Memory
 from graphmem.store.base import WriteBatch
 from graphmem.store.sqlite.store import SQLiteStore
@@ -34,7 +34,7 @@ def memory(i: int) -> Memory:
 
 
 def open_store(folder: Path) -> SQLiteStore:
-    store = SQLiteStore(folder, dim=DIM, config=StoreConfig(ann_min=0))
+    store = SQLiteStore(folder, dim=DIM, tuning=TuningConfig(ann_min=0))
     store.open()
     return store
 
@@ -45,14 +45,15 @@ def write_held_open(store: SQLiteStore, m: Memory) -> tuple[threading.Thread, th
     in_transaction, finish = threading.Event(), threading.Event()
     transaction = store._transaction
 
-    def slow(work: object) -> None:
-        def held(conn: object) -> None:
-            work(conn)  # type: ignore[operator]
+    def slow(work: object) -> object:
+        def held(conn: object) -> object:
+            result = work(conn)  # type: ignore[operator]
             in_transaction.set()
             finish.wait(10)
-        transaction(held)
+            return result
+        return transaction(held)
 
-    store._transaction = slow  # type: ignore[method-assign]
+    store._transaction = slow  # type: ignore[method-assign, assignment]
     writer = threading.Thread(target=store.apply, args=(WriteBatch(NS, memories=[m]),))
     writer.start()
     assert in_transaction.wait(10)

@@ -8,7 +8,9 @@ import sqlite3
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
+
+T = TypeVar("T")
 
 _PUT = ("INSERT INTO session_context (namespace, session, key, value, expires_at) "
         "VALUES (:ns, :session, :key, :value, :expires_at) "
@@ -82,20 +84,13 @@ class SQLiteContext:
         def _guard(self, *, write: bool = False, borrow: bool = False
                    ) -> AbstractContextManager[None]: ...
 
-        def _transaction(self, work: Any) -> None: ...
-
-    def _write(self, work: Callable[[sqlite3.Connection], int | None]) -> int:
-        """Run ``work`` in one write transaction; the count it returns (0 for None)."""
-        out: list[int] = []
-        with self._guard(write=True):
-            self._transaction(lambda conn: out.append(work(conn) or 0))
-        return out[0]
+        def _write(self, work: Callable[[sqlite3.Connection], T]) -> T: ...
 
     def context_put(self, namespace: str, session: str, key: str, value_json: str,
                     expires_at: datetime) -> None:
         self._write(lambda conn: conn.execute(_PUT, {
             "ns": namespace, "session": session, "key": key, "value": value_json,
-            "expires_at": expires_at.timestamp()}).rowcount)
+            "expires_at": expires_at.timestamp()}))
 
     def context_get(self, namespace: str, session: str, key: str, now: datetime
                     ) -> tuple[str, datetime] | None:

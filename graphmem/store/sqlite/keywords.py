@@ -15,9 +15,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from graphmem.rules.bm25 import TermStats
+from graphmem.store.sqlite.rows import select_in
 
 FIELDS = (0, 1)  # keywords, context_keywords
-_CHUNK = 500
 
 
 class Deltas:
@@ -66,14 +66,10 @@ def read(conn: sqlite3.Connection, namespace: str, terms: Sequence[str]
     for field, n, total in conn.execute(
             "SELECT field, docs, total FROM keyword_docs WHERE namespace = ?", (namespace,)):
         docs[field] = (n, total)
-    unique = list(dict.fromkeys(terms))
-    df: dict[int, dict[str, int]] = {f: dict.fromkeys(unique, 0) for f in FIELDS}
-    for i in range(0, len(unique), _CHUNK):
-        chunk = unique[i:i + _CHUNK]
-        for field, term, n in conn.execute(
-                f"SELECT field, term, df FROM keyword_terms WHERE namespace = ? AND term IN "
-                f"({', '.join('?' * len(chunk))})", (namespace, *chunk)):
-            df[field][term] = n
+    df: dict[int, dict[str, int]] = {f: dict.fromkeys(terms, 0) for f in FIELDS}
+    for field, term, n in select_in(conn, "SELECT field, term, df FROM keyword_terms WHERE "
+                                    "namespace = ? AND term IN ({keys})", namespace, terms):
+        df[field][term] = n
     out = [TermStats(docs[f][0], docs[f][1] / docs[f][0] if docs[f][0] else 0.0,
                      {t: df[f][t] for t in terms}) for f in FIELDS]
     return out[0], out[1]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import sqlite3
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -63,6 +63,14 @@ def marks(n: int) -> str:
 def chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
     """``items`` a statement's worth (``CHUNK``) at a time."""
     return (items[i:i + CHUNK] for i in range(0, len(items), CHUNK))
+
+
+def select_in(conn: sqlite3.Connection, sql: str, namespace: str, keys: Iterable[Any]
+              ) -> Iterator[Any]:
+    """The rows of ``sql`` (parameters: ``namespace``, then the ``{keys}`` of its IN list)
+    over the distinct ``keys``, a statement's worth (``CHUNK``) at a time."""
+    for chunk in chunks(list(dict.fromkeys(keys))):
+        yield from conn.execute(sql.format(keys=marks(len(chunk))), (namespace, *chunk))
 
 
 def ns_tag(namespace: str) -> str:
@@ -138,40 +146,29 @@ def candidates(conn: sqlite3.Connection, namespace: str, ids: Sequence[str],
             if row[0] in wanted:
                 c = codec.candidate_row(row)
                 out[c.id] = c
-    rest = [i for i in ids if i not in out]
-    for by_id in chunks(rest):
-        for row in conn.execute(f"SELECT {_CANDIDATE_COLS} FROM memories WHERE namespace = ? "
-                                f"AND id IN ({marks(len(by_id))})", (namespace, *by_id)):
-            c = codec.candidate_row(row)
-            out[c.id] = c
+    for row in select_in(conn, f"SELECT {_CANDIDATE_COLS} FROM memories WHERE namespace = ? "
+                         "AND id IN ({keys})", namespace, [i for i in ids if i not in out]):
+        c = codec.candidate_row(row)
+        out[c.id] = c
     return out
 
 
 def keyword_fields(conn: sqlite3.Connection, namespace: str, ids: Sequence[str]
                    ) -> dict[str, tuple[str, str]]:
-    out: dict[str, tuple[str, str]] = {}
-    unique = list(dict.fromkeys(ids))
-    for chunk in chunks(unique):
-        for id_, kw, ctx in conn.execute(
-                f"SELECT id, keywords, context_keywords FROM memories WHERE namespace = ? "
-                f"AND id IN ({marks(len(chunk))})", (namespace, *chunk)):
-            out[id_] = (kw or "", ctx or "")
-    return out
+    return {id_: (kw or "", ctx or "") for id_, kw, ctx in select_in(
+        conn, "SELECT id, keywords, context_keywords FROM memories WHERE namespace = ? "
+        "AND id IN ({keys})", namespace, ids)}
 
 
 def find_by_hash(conn: sqlite3.Connection, namespace: str, hashes: Collection[str]
                  ) -> dict[str, str]:
     out: dict[str, str] = {}
-    unique = list(set(hashes))
-    for chunk in chunks(unique):
-        # the hash index, named: for ``ORDER BY pk`` the planner preferred schema 8's
-        # (namespace, pk) index and read the whole namespace (ADR 0033)
-        for h, id_ in conn.execute(
-                f"SELECT content_hash, id FROM memories INDEXED BY ix_memories_hash WHERE "
-                f"namespace = ? AND status = 'active' AND content_hash IN "
-                f"({marks(len(chunk))}) ORDER BY pk",
-                (namespace, *chunk)):
-            out.setdefault(h, id_)
+    # the hash index, named: for ``ORDER BY pk`` the planner preferred schema 8's
+    # (namespace, pk) index and read the whole namespace (ADR 0033)
+    for h, id_ in select_in(conn, "SELECT content_hash, id FROM memories INDEXED BY "
+                            "ix_memories_hash WHERE namespace = ? AND status = 'active' AND "
+                            "content_hash IN ({keys}) ORDER BY pk", namespace, hashes):
+        out.setdefault(h, id_)
     return out
 
 

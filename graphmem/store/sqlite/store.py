@@ -1,5 +1,5 @@
 """Embedded default store: SQLite (WAL, FTS5) + each namespace's vectors in memory
-(``graphmem.store.ann``: exact numpy top-k, faiss indexes past ``StoreConfig.ann_min``).
+(``graphmem.store.ann``: exact numpy top-k, faiss indexes past ``TuningConfig.ann_min``).
 
 The SQL lives beside it: ``sqlite_rows`` (reads and row decoding), ``sqlite_writes`` (a
 write batch's statements), ``sqlite_keywords`` (BM25 statistics), ``sqlite_jobs``
@@ -23,15 +23,15 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
-from graphmem.config import StoreConfig
+from graphmem.config import StoreConfig, TuningConfig
 from graphmem.errors import MissingStoreError, StoreError
 from graphmem.models import (
     Candidate,
@@ -68,6 +68,7 @@ from graphmem.store.sqlite.rwlock import RWLock
 from graphmem.store.sqlite.schema import migrate
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DB_FILE = "graphmem.db"
 #: full-text rows written (inserted, re-tagged, deleted) since the index was last merged into
@@ -99,8 +100,8 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
     #: every read is SQLite and numpy in this process (ADR 0051)
     cpu_bound = True
 
-    def __init__(self, folder: str | Path, *, dim: int = 384,
-                 config: StoreConfig | None = None, create: bool = True) -> None:
+    def __init__(self, folder: str | Path, *, dim: int = 384, config: StoreConfig | None = None,
+                 tuning: TuningConfig | None = None, create: bool = True) -> None:
         self.folder = Path(folder)
         self.create = create
         self.dim = dim
@@ -116,7 +117,8 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
         self._conn: sqlite3.Connection | None = None
         self._vectors: dict[str, VectorIndex] = {}  # the namespaces used since open
         self._loading = threading.Lock()  # one thread loads a namespace's vectors
-        self._ann = Builder(self.config.ann_min, self.config.ann_build_in_background)
+        tuning = tuning or TuningConfig()
+        self._ann = Builder(tuning.ann_min, tuning.ann_build_in_background)
         self._rows = RowFiles(self.folder, dim)
         self._checkpoints = Checkpointer(self.folder / DB_FILE,
                                          busy_timeout_ms=self.config.busy_timeout_ms)
@@ -145,11 +147,10 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
             self._tune(conn)
             migrate(conn)
             self._conn = conn
-        except sqlite3.Error as exc:
+        except BaseException as exc:
             self._folder_lock.release()
-            raise StoreError(f"cannot open {self.folder / DB_FILE}: {exc}") from exc
-        except BaseException:
-            self._folder_lock.release()
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(f"cannot open {self.folder / DB_FILE}: {exc}") from exc
             raise
 
     def _tune(self, conn: sqlite3.Connection) -> None:
@@ -282,7 +283,7 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
                 index = self._vectors.get(namespace)
                 if index is None:
                     index = ann_load.load(self.conn, namespace, self.dim, self._rows,
-                                          self.config.ann_min)
+                                          self._ann.ann_min)
                     if index.ann is not None:
                         self._ann.state[namespace] = "loaded"
                     self._ann.consider(namespace, index, self._lock)
@@ -290,28 +291,30 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
         return index
 
     # writes ---------------------------------------------------------------------------------
-    def _transaction(self, work: Any) -> None:
+    def _transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``work`` in one transaction (the write guard held); what it returns."""
         if not getattr(self._local, "writing", 0):
             raise StoreError("a write outside the store's write lock")  # a bug, not input
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            work(conn)
+            result = work(conn)
             conn.execute("COMMIT")
-            self._checkpoints.committed()
-        except sqlite3.Error as exc:
-            self._rollback(conn)
-            raise StoreError(f"write failed, nothing was written: {exc}") from exc
-        except BaseException:
-            self._rollback(conn)
+        except BaseException as exc:
+            # SQLite rolls back by itself on some errors (SQLITE_FULL, IOERR): a second
+            # ROLLBACK would raise "cannot rollback - no transaction is active" over the real one
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(f"write failed, nothing was written: {exc}") from exc
             raise
+        self._checkpoints.committed()
+        return result
 
-    @staticmethod
-    def _rollback(conn: sqlite3.Connection) -> None:
-        # SQLite rolls back by itself on some errors (SQLITE_FULL, IOERR): a second ROLLBACK
-        # would raise "cannot rollback - no transaction is active" over the real error
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``work`` in one write transaction, under the write guard."""
+        with self._guard(write=True):
+            return self._transaction(work)
 
     def apply(self, batch: WriteBatch) -> None:
         if not batch:
@@ -320,10 +323,8 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
         ns = batch.namespace
         with self._guard(write=True):
             replaced = sqlite_writes.old_keywords(self.conn, batch)
-            written: list[Any] = []
-            self._transaction(lambda conn: written.extend(
-                sqlite_writes.write(conn, batch, replaced)))
-            new_pks, patched_states = written
+            new_pks, patched_states = self._transaction(
+                lambda conn: sqlite_writes.write(conn, batch, replaced))
             self._fts_written += (len(batch.memories) + len(batch.delete_memories)
                                   + len(patched_states))
             self._merge_fts()
@@ -348,17 +349,16 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
                              pk=new_pks.get(m.id))
         for id_, tier, status in patched_states:
             index.set_state(id_, tier, status)
-        if self.config.ann_min and not index.mapped and len(index) >= self.config.ann_min:
+        if self._ann.ann_min and not index.mapped and len(index) >= self._ann.ann_min:
             index.map_rows(ann_load.mapped(self._rows, ns))
         self._ann.consider(ns, index, self._lock)
 
     def touch(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
         if not ids:
             return
-        with self._guard(write=True):
-            self._transaction(lambda conn: conn.executemany(
-                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
-                "WHERE namespace = ? AND id = ?", [(at.timestamp(), namespace, i) for i in ids]))
+        self._write(lambda conn: conn.executemany(
+            "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
+            "WHERE namespace = ? AND id = ?", [(at.timestamp(), namespace, i) for i in ids]))
 
     # reads (SQL in sqlite_rows; short ones borrow the store's connection, ADR 0023) ---------
     def get_memories(self, namespace: str, ids: Sequence[str], *,
@@ -545,8 +545,7 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
 
     # jobs (the statements in ``sqlite_jobs``) -----------------------------------------------
     def save_run(self, run: dict[str, Any]) -> None:
-        with self._guard(write=True):
-            self._transaction(lambda conn: sqlite_jobs.save_run(conn, run))
+        self._write(lambda conn: sqlite_jobs.save_run(conn, run))
 
     def get_run(self, run_id: str) -> dict[str, Any] | None:
         with self._guard():
@@ -562,8 +561,7 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
 
     def acquire_lease(self, name: str, owner: str, until: datetime, now: datetime) -> bool:
         with self._guard(write=True):
-            self._transaction(lambda conn: sqlite_jobs.take_lease(conn, name, owner, until,
-                                                                  now))
+            self._transaction(lambda conn: sqlite_jobs.take_lease(conn, name, owner, until, now))
             held = sqlite_jobs.lease_holder(self.conn, name)
         return held is not None and held[0] == owner
 
@@ -572,14 +570,10 @@ class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
             return sqlite_jobs.lease_holder(self.conn, name)
 
     def release_lease(self, name: str, owner: str) -> None:
-        with self._guard(write=True):
-            self._transaction(lambda conn: sqlite_jobs.release_lease(conn, name, owner))
+        self._write(lambda conn: sqlite_jobs.release_lease(conn, name, owner))
 
     # limits (the statement in ``sqlite_counters``) --------------------------------------------
     def count_event(self, namespace: str, key: str, limit: int, window_seconds: float,
                     now: datetime) -> bool:
-        admitted: list[bool] = []
-        with self._guard(write=True):
-            self._transaction(lambda conn: admitted.append(sqlite_counters.count_event(
-                conn, namespace, key, limit, window_seconds, now)))
-        return admitted[0]
+        return self._write(lambda conn: sqlite_counters.count_event(
+            conn, namespace, key, limit, window_seconds, now))

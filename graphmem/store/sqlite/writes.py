@@ -19,7 +19,7 @@ from graphmem.store import codec
 from graphmem.store.ann.files import bump_epoch
 from graphmem.store.base import WriteBatch
 from graphmem.store.sqlite import keywords as sqlite_keywords
-from graphmem.store.sqlite.rows import COLS, chunks, marks, ns_tag, tags
+from graphmem.store.sqlite.rows import COLS, chunks, marks, ns_tag, select_in, tags
 
 _UPSERT = (
     f"INSERT INTO memories ({COLS}) VALUES ({', '.join(['?'] * len(codec.MEMORY_FIELDS))}) "
@@ -41,13 +41,9 @@ def _row_params(m: Memory) -> tuple[Any, ...]:
 def old_keywords(conn: sqlite3.Connection, batch: WriteBatch) -> list[tuple[str, str]]:
     """The keyword fields the batch replaces or deletes (read before its transaction: the
     statistics count them down)."""
-    touched = list({*batch.delete_memories, *(m.id for m in batch.memories)})
-    out: list[tuple[str, str]] = []
-    for chunk in chunks(touched):
-        out += conn.execute(
-            f"SELECT keywords, context_keywords FROM memories WHERE namespace = ? AND "
-            f"id IN ({marks(len(chunk))})", (batch.namespace, *chunk)).fetchall()
-    return out
+    return list(select_in(conn, "SELECT keywords, context_keywords FROM memories WHERE "
+                          "namespace = ? AND id IN ({keys})", batch.namespace,
+                          [*batch.delete_memories, *(m.id for m in batch.memories)]))
 
 
 def _delete_memories(conn: sqlite3.Connection, ns: str, ids: Sequence[str]) -> None:
@@ -65,18 +61,14 @@ def _delete_memories(conn: sqlite3.Connection, ns: str, ids: Sequence[str]) -> N
 
 def _full_text(conn: sqlite3.Connection, ns: str, memories: list[Memory]) -> dict[str, int]:
     """The written memories' full-text rows, replaced; returns id -> pk."""
-    new_pks: dict[str, int] = {}
-    for chunk in chunks(memories):
-        pks = dict(conn.execute(
-            f"SELECT id, pk FROM memories WHERE namespace = ? AND id IN "
-            f"({marks(len(chunk))})", (ns, *[m.id for m in chunk])).fetchall())
-        new_pks.update(pks)
-        conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(pks[m.id],) for m in chunk])
-        conn.executemany(
-            "INSERT INTO memory_fts (rowid, keywords, context_keywords, tags) "
-            "VALUES (?, ?, ?, ?)",
-            [(pks[m.id], m.keywords, m.context_keywords, tags(m)) for m in chunk])
-    return new_pks
+    pks: dict[str, int] = dict(select_in(
+        conn, "SELECT id, pk FROM memories WHERE namespace = ? AND id IN ({keys})", ns,
+        [m.id for m in memories]))
+    conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(pks[m.id],) for m in memories])
+    conn.executemany(
+        "INSERT INTO memory_fts (rowid, keywords, context_keywords, tags) VALUES (?, ?, ?, ?)",
+        [(pks[m.id], m.keywords, m.context_keywords, tags(m)) for m in memories])
+    return pks
 
 
 def patch(conn: sqlite3.Connection, ns: str, patches: list[tuple[str, dict[str, Any]]]
@@ -102,14 +94,10 @@ def patch(conn: sqlite3.Connection, ns: str, patches: list[tuple[str, dict[str, 
 def _refuse_taken(conn: sqlite3.Connection, ns: str, new_ids: Collection[str]) -> None:
     """A create of an id that exists is refused inside the transaction (issue 45): one
     process owns a data folder, so its check and its write cannot be raced."""
-    ids = sorted(new_ids)
-    for start in range(0, len(ids), 500):
-        part = ids[start:start + 500]
-        taken = conn.execute(
-            f"SELECT id FROM memories WHERE namespace = ? AND id IN ({marks(len(part))})",
-            (ns, *part)).fetchone()
-        if taken is not None:
-            raise DuplicateError(f"memory id {taken[0]!r} exists")
+    taken = next(select_in(conn, "SELECT id FROM memories WHERE namespace = ? AND "
+                           "id IN ({keys})", ns, sorted(new_ids)), None)
+    if taken is not None:
+        raise DuplicateError(f"memory id {taken[0]!r} exists")
 
 
 def write(conn: sqlite3.Connection, batch: WriteBatch, replaced: list[tuple[str, str]]
@@ -150,10 +138,6 @@ def write(conn: sqlite3.Connection, batch: WriteBatch, replaced: list[tuple[str,
         "score = excluded.score, source = excluded.source",
         [(ns, e.source_id, e.target_id, e.type.value, e.score, codec.ts(e.created_at),
           e.source.value) for e in batch.edges])
-    ids = [i for i, f in batch.patches if "tier" in f or "status" in f]
-    states: list[tuple[str, Tier, Status]] = []
-    for chunk in chunks(ids):
-        states.extend((r[0], Tier(r[1]), Status(r[2])) for r in conn.execute(
-            f"SELECT id, tier, status FROM memories WHERE namespace = ? AND "
-            f"id IN ({marks(len(chunk))})", (ns, *chunk)))
-    return new_pks, states
+    return new_pks, [(r[0], Tier(r[1]), Status(r[2])) for r in select_in(
+        conn, "SELECT id, tier, status FROM memories WHERE namespace = ? AND id IN ({keys})",
+        ns, [i for i, f in batch.patches if "tier" in f or "status" in f])]
