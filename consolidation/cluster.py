@@ -12,29 +12,35 @@ PCA_ABOVE = 3000
 PCA_DIMS = 32
 #: the coherent pass links at most this many memories at once (its distances are all pairs)
 LINK_AT_MOST = 2000
+#: a HDBSCAN group less coherent than this (mean cosine) is clustered again on its own
+SPLIT_BELOW = 0.4
 
 
-def hdbscan_labels(vectors: np.ndarray, min_cluster_size: int, min_samples: int = 2
-                   ) -> np.ndarray:
-    """Cluster labels (-1 = noise). On unit vectors euclidean distance orders as cosine.
+def hdbscan_groups(vectors: np.ndarray, idx: list[int], min_cluster_size: int,
+                   min_samples: int) -> list[list[int]]:
+    """HDBSCAN's clusters of ``vectors[idx]`` (noise left out), as lists of ``idx``'s items.
+    On unit vectors euclidean distance orders as cosine.
 
     ``allow_single_cluster`` stays off: with it HDBSCAN's excess-of-mass selection prefers the
     root, and memories on clearly separate topics come back as one cluster; without it they
     separate (ADR 0006's numbers). A namespace that really is about one
     thing is caught by ``clusters``' coherent-whole fallback instead."""
-    n = len(vectors)
+    n = len(idx)
     if n < max(min_cluster_size, 2) + 1:
-        return np.full(n, -1)
+        return []
     from sklearn.cluster import HDBSCAN
 
-    if n > PCA_ABOVE and vectors.shape[1] > PCA_DIMS:
+    points = vectors[idx]
+    if n > PCA_ABOVE and points.shape[1] > PCA_DIMS:
         from sklearn.decomposition import PCA
 
-        vectors = PCA(n_components=PCA_DIMS, random_state=0).fit_transform(vectors)
+        points = PCA(n_components=PCA_DIMS, random_state=0).fit_transform(points)
 
     model = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min(min_samples, n - 1),
                     metric="euclidean", allow_single_cluster=False, copy=True)
-    return np.asarray(model.fit_predict(np.asarray(vectors, dtype=np.float64)))
+    labels = model.fit_predict(np.asarray(points, dtype=np.float64))
+    return [[idx[int(i)] for i in np.flatnonzero(labels == label)]
+            for label in sorted(set(labels.tolist()) - {-1})]
 
 
 def split_by_window(indices: list[int], times: list[datetime], window: timedelta
@@ -94,13 +100,12 @@ def coherent_parts(vectors: np.ndarray, idx: list[int], threshold: float,
 
 def clusters(vectors: np.ndarray, times: list[datetime], *, min_cluster_size: int,
              window: timedelta, min_samples: int = 2, whole_coherence: float = 0.7,
-             split_below: float = 0.4, coherent: float | None = None) -> list[list[int]]:
+             coherent: float | None = None) -> list[list[int]]:
     """Temporal clusters: HDBSCAN's topical groups, each split by the time window; parts
     smaller than ``min_cluster_size`` are left out (they stay as they are). When HDBSCAN finds
     no structure but the candidates are coherent as a whole (mean cosine >= ``whole_coherence``)
-    they form one group."""
-    groups = _refined(vectors, list(range(len(vectors))), min_cluster_size, min_samples,
-                      split_below)
+    they form one group. With ``coherent``, then made fit for summaries (``refine``)."""
+    groups = _refined(vectors, list(range(len(vectors))), min_cluster_size, min_samples)
     if not groups and len(vectors) >= min_cluster_size and \
             coherence(vectors) >= whole_coherence:
         groups = [list(range(len(vectors)))]
@@ -139,27 +144,20 @@ def refine(vectors: np.ndarray, times: list[datetime], groups: list[list[int]], 
     return sorted(out)
 
 
-def _groups(vectors: np.ndarray, idx: list[int], min_cluster_size: int,
-            min_samples: int) -> list[list[int]]:
-    labels = hdbscan_labels(vectors[idx], min_cluster_size, min_samples)
-    return [[idx[int(i)] for i in np.flatnonzero(labels == label)]
-            for label in sorted(set(labels.tolist()) - {-1})]
-
-
-def _refined(vectors: np.ndarray, idx: list[int], min_cluster_size: int, min_samples: int,
-             split_below: float) -> list[list[int]]:
-    """HDBSCAN's groups; a group that is not coherent (mean cosine below ``split_below``) and
+def _refined(vectors: np.ndarray, idx: list[int], min_cluster_size: int, min_samples: int
+             ) -> list[list[int]]:
+    """HDBSCAN's groups; a group that is not coherent (mean cosine below ``SPLIT_BELOW``) and
     large enough is clustered again on its own, and replaced by its parts when it splits.
     Small topics merge at the top level; this pass separates them (ADR 0006's numbers)."""
     out: list[list[int]] = []
-    todo = _groups(vectors, idx, min_cluster_size, min_samples)
+    todo = hdbscan_groups(vectors, idx, min_cluster_size, min_samples)
     rounds = 0
     while todo:
         g = todo.pop()
         if rounds < 32 and len(g) >= 2 * min_cluster_size and \
-                coherence(vectors[g]) < split_below:
+                coherence(vectors[g]) < SPLIT_BELOW:
             rounds += 1
-            parts = _groups(vectors, g, min_cluster_size, min_samples)
+            parts = hdbscan_groups(vectors, g, min_cluster_size, min_samples)
             if len(parts) >= 2:
                 todo.extend(parts)
                 continue
