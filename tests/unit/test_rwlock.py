@@ -35,7 +35,7 @@ def test_reads_overlap_and_a_write_waits_for_them() -> None:
     w.start()
     while not lock._waiting_writers:
         time.sleep(0.001)
-    assert order == [] and lock.readers == 2  # the write waits for the reads
+    assert order == [] and lock._readers == 2  # the write waits for the reads
     release.set()
     for t in [*readers, w]:
         t.join(5)
@@ -80,11 +80,9 @@ def test_a_waiting_write_holds_back_new_reads() -> None:
 def test_nesting_as_the_store_nests() -> None:
     lock = RWLock()
     with lock.read(), lock.read():
-        assert lock.readers == 1 and lock.reading_here()
+        assert lock._readers == 1 and lock.reading_here()
         with pytest.raises(RuntimeError), lock.write():
             pass  # a read cannot become a write
     with lock.write(), lock.read(), lock.write():
-        assert lock.writing_here() and not lock.reading_here()
-    with lock, lock:  # ``with lock:`` is a write, nested too
-        assert lock.writing_here()
-    assert not lock.writing and lock.readers == 0
+        assert lock._writer == threading.get_ident() and not lock.reading_here()
+    assert lock._writer is None and lock._readers == 0

@@ -18,11 +18,11 @@ class RWLock:
     """Example:
         >>> lock = RWLock()
         >>> with lock.read(), lock.read():
-        ...     lock.readers
-        1
-        >>> with lock.write(), lock.read():
-        ...     lock.writing
+        ...     lock.reading_here()
         True
+        >>> with lock.write(), lock.read():
+        ...     lock.reading_here()
+        False
     """
 
     def __init__(self) -> None:
@@ -31,14 +31,6 @@ class RWLock:
         self._writer: int | None = None  # the thread holding the write
         self._waiting_writers = 0
         self._local = threading.local()
-
-    @property
-    def readers(self) -> int:
-        return self._readers
-
-    @property
-    def writing(self) -> bool:
-        return self._writer is not None
 
     def _read_depth(self) -> int:
         return int(getattr(self._local, "depth", 0))
@@ -91,22 +83,6 @@ class RWLock:
                 self._writer = None
                 self._cond.notify_all()
 
-    def writing_here(self) -> bool:
-        """The calling thread holds the write."""
-        return self._writer == threading.get_ident()
-
     def reading_here(self) -> bool:
         """The calling thread holds a read (and not the write)."""
         return bool(self._read_depth()) and self._writer != threading.get_ident()
-
-    def __enter__(self) -> None:
-        """``with lock:`` is a write (the product codes' keeper swaps what reads use)."""
-        cm = self.write()
-        cm.__enter__()
-        stack = getattr(self._local, "cms", None)
-        if stack is None:
-            stack = self._local.cms = []
-        stack.append(cm)
-
-    def __exit__(self, *exc: object) -> None:
-        self._local.cms.pop().__exit__(None, None, None)
