@@ -289,12 +289,6 @@ class StoreConfig(_Frozen):
     neo4j_database: str | None = None
     falkordb_graph: str = "graphmem"
     falkordb_password: SecretStr | None = None
-    #: embedded store: a namespace with at least this many vectors gets faiss indexes
-    #: (built in the background) and keeps its rows in files under ``<data>/vectors``;
-    #: 0 = always the exact scan, in memory (ADR 0068)
-    ann_min: int = Field(default=20_000, ge=0)
-    #: build in a background thread while the exact scan answers (False: inside the write)
-    ann_build_in_background: bool = True
 
 
 class ConsolidationConfig(_Frozen):
@@ -506,6 +500,12 @@ class TuningConfig(_Frozen):
     maintenance_batch: int = Field(default=1000, gt=0)
     #: a maintenance run reclaims the graph engines' stale vector nodes once this many wait
     compact_min_stale: int = Field(default=1000, gt=0)
+    #: embedded store: a namespace with at least this many vectors gets faiss indexes
+    #: (built in the background) and keeps its rows in files under ``<data>/vectors``;
+    #: 0 = always the exact scan, in memory (ADR 0068)
+    ann_min: int = Field(default=20_000, ge=0)
+    #: build in a background thread while the exact scan answers (False: inside the write)
+    ann_build_in_background: bool = True
 
 
 class GraphMemConfig(_Frozen):

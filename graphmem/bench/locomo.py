@@ -216,11 +216,11 @@ def _with_importance(config: Any, computed: bool) -> Any:
 
 def _with_ann(config: Any, ann: bool) -> Any:
     """faiss indexes answer the vector seeds of every namespace (ADR 0068), built inside the
-    writes: LoCoMo's namespaces (400-700 memories) are far below ``store.ann_min``."""
+    writes: LoCoMo's namespaces (400-700 memories) are far below ``tuning.ann_min``."""
     if not ann:
         return config
-    store = config.store.model_copy(update={"ann_min": 1, "ann_build_in_background": False})
-    return config.model_copy(update={"store": store})
+    tuning = config.tuning.model_copy(update={"ann_min": 1, "ann_build_in_background": False})
+    return config.model_copy(update={"tuning": tuning})
 
 
 def run_locomo(folder: Path, *, convs: Iterable[str] | None = None,

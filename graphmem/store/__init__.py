@@ -46,7 +46,7 @@ def make_store(target: str | Path, config: GraphMemConfig, *, create: bool = Tru
                            dim=dim, dedupe=config.write.dedupe)
     from graphmem.store.sqlite.store import SQLiteStore
 
-    return SQLiteStore(target, dim=dim, config=sc, create=create)
+    return SQLiteStore(target, dim=dim, config=sc, tuning=config.tuning, create=create)
 
 
 __all__ = ["Counts", "MemoryStore", "WriteBatch", "make_store"]

@@ -39,7 +39,7 @@ def test_sigterm_closes_the_store_of_an_mcp_server(tmp_path: Path) -> None:
 
     gm = shutil.which("graphmem", path=str(Path(sys.executable).parent))
     assert gm
-    env = {**os.environ, "GRAPHMEM_SCHEDULER": "false", "GRAPHMEM_STORE__ANN_MIN": "200",
+    env = {**os.environ, "GRAPHMEM_SCHEDULER": "false", "GRAPHMEM_TUNING__ANN_MIN": "200",
            "GRAPHMEM_EMBEDDING__VERIFY_STORE": "false"}
     log = tmp_path / "mcp.log"
     proc = subprocess.Popen([gm, "mcp", "--data", str(data)], env=env,

@@ -18,12 +18,12 @@ import numpy as np
 
 from graphmem import GraphMemory
 from graphmem.api.keys import KeyStore
-from graphmem.config import GraphMemConfig, StoreConfig
+from graphmem.config import GraphMemConfig, TuningConfig
 from graphmem.store.sqlite.store import SQLiteStore
 from graphmem.testing import RandomEmbedder
 from tests.api.test_rest import _free_port, _wait_ready
 
-CONFIG = GraphMemConfig(store=StoreConfig(ann_min=200, ann_build_in_background=False))
+CONFIG = GraphMemConfig(tuning=TuningConfig(ann_min=200, ann_build_in_background=False))
 
 
 def _states(data: Path) -> dict[str, str]:
@@ -46,7 +46,7 @@ def test_sigterm_closes_the_store_and_the_codes_are_loaded_at_the_next_start(
     key = KeyStore(keys).create(["ops"], "writer")[1]
     port = _free_port()
     env = {**os.environ, "GRAPHMEM_KEYS_FILE": str(keys), "GRAPHMEM_SCHEDULER": "false",
-           "GRAPHMEM_STORE__ANN_MIN": "200",
+           "GRAPHMEM_TUNING__ANN_MIN": "200",
            # random vectors in the store, the real model in the server (as the REST bench)
            "GRAPHMEM_EMBEDDING__VERIFY_STORE": "false"}
     log = tmp_path / "serve.log"

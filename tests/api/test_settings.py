@@ -55,10 +55,13 @@ def test_every_section_of_the_library_is_read_from_the_environment(section: str)
 
 def test_performance_knobs_are_in_the_tuning_section() -> None:
     cfg = Settings.from_env({"GRAPHMEM_TUNING__SEED_POSTINGS": "7",
-                             "GRAPHMEM_TUNING__QUANTIZE_QUERIES": "false"}).memory_config()
-    assert (cfg.tuning.seed_postings, cfg.tuning.quantize_queries) == (7, False)
-    with pytest.raises(ConfigError, match="GRAPHMEM_EMBEDDING__QUANTIZE_QUERIES"):
-        Settings.from_env({"GRAPHMEM_EMBEDDING__QUANTIZE_QUERIES": "false"})  # the old name
+                             "GRAPHMEM_TUNING__QUANTIZE_QUERIES": "false",
+                             "GRAPHMEM_TUNING__ANN_MIN": "0"}).memory_config()
+    assert (cfg.tuning.seed_postings, cfg.tuning.quantize_queries, cfg.tuning.ann_min) == (
+        7, False, 0)
+    for old in ("GRAPHMEM_EMBEDDING__QUANTIZE_QUERIES", "GRAPHMEM_STORE__ANN_MIN"):
+        with pytest.raises(ConfigError, match=old):
+            Settings.from_env({old: "0"})  # the old name
 
 
 @pytest.mark.parametrize("env", [

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphmem.config import StoreConfig
+from graphmem.config import TuningConfig
 from graphmem.models import Memory, Status, Tier
 from graphmem.store.ann import faiss_fields
 from graphmem.store.ann.builder import Builder
@@ -39,7 +39,7 @@ def memories(vectors: np.ndarray, start: int = 0) -> list[Memory]:
 
 
 def open_store(folder: Path, ann_min: int = 100, background: bool = False) -> SQLiteStore:
-    store = SQLiteStore(folder, dim=DIM, config=StoreConfig(
+    store = SQLiteStore(folder, dim=DIM, tuning=TuningConfig(
         ann_min=ann_min, ann_build_in_background=background))
     store.open()
     return store

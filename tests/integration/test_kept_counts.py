@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphmem.config import StoreConfig
+from graphmem.config import TuningConfig
 from graphmem.models import Kind, Memory, Relation, RelationType, Status, Tier
 from graphmem.store.base import Counts, WriteBatch
 from graphmem.store.sqlite import schema as sqlite_schema
@@ -74,7 +74,7 @@ def run(store: SQLiteStore, op: tuple[Any, ...]) -> None:
 def test_kept_counts_equal_a_scan_after_any_writes(
         tmp_path_factory: pytest.TempPathFactory, sequence: list[tuple[Any, ...]]) -> None:
     folder = tmp_path_factory.mktemp("counts")
-    store = SQLiteStore(folder, dim=4, config=StoreConfig(ann_min=0))
+    store = SQLiteStore(folder, dim=4, tuning=TuningConfig(ann_min=0))
     store.open()
     try:
         for ns in NAMESPACES:  # a start to move, patch, link and delete
@@ -89,7 +89,7 @@ def test_kept_counts_equal_a_scan_after_any_writes(
 
 
 def test_schema_9_counts_a_store_written_before_it(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path, dim=4, config=StoreConfig(ann_min=0))
+    store = SQLiteStore(tmp_path, dim=4, tuning=TuningConfig(ann_min=0))
     store.open()
     try:
         store.apply(WriteBatch("a", memories=[Memory(id=f"m{i}", namespace="a", content="x",
@@ -103,7 +103,7 @@ def test_schema_9_counts_a_store_written_before_it(tmp_path: Path) -> None:
     conn.execute("DROP TABLE edge_counts")
     conn.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
     conn.close()
-    store = SQLiteStore(tmp_path, dim=4, config=StoreConfig(ann_min=0))
+    store = SQLiteStore(tmp_path, dim=4, tuning=TuningConfig(ann_min=0))
     store.open()
     try:
         assert sqlite_schema.current_version(store.conn) == sqlite_schema.SCHEMA_VERSION

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphmem.config import StoreConfig
+from graphmem.config import TuningConfig
 from graphmem.models import Memory
 from graphmem.store.base import WriteBatch
 from graphmem.store.sqlite.rows import _FTS_ALL
@@ -16,7 +16,7 @@ NS = "ops"
 
 
 def test_the_first_try_runs_only_when_the_matches_may_fit(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path, dim=4, config=StoreConfig(ann_min=0))
+    store = SQLiteStore(tmp_path, dim=4, tuning=TuningConfig(ann_min=0))
     store.open()
     try:
         store.apply(WriteBatch(NS, memories=[

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.config import StoreConfig
+from graphmem.config import TuningConfig
 from graphmem.models import Memory, Status, Tier
 from graphmem.store.base import WriteBatch
 from graphmem.store.sqlite import rows as sqlite_rows
@@ -31,7 +31,7 @@ def _memories(ns: str, n: int, rng: random.Random) -> list[Memory]:
 @pytest.fixture
 def store(tmp_path: Path):  # type: ignore[no-untyped-def]
     rng = random.Random(7)
-    s = SQLiteStore(tmp_path, dim=4, config=StoreConfig(ann_min=0))
+    s = SQLiteStore(tmp_path, dim=4, tuning=TuningConfig(ann_min=0))
     s.open()
     s.apply(WriteBatch("ops", memories=_memories("ops", 300, rng)))
     s.apply(WriteBatch("dev", memories=_memories("dev", 60, rng)))
@@ -66,7 +66,7 @@ def test_the_terms_alone_rank_as_the_tagged_search(store: SQLiteStore, ns: str,
 
 
 def test_a_store_of_one_namespace_never_runs_the_tagged_statement(tmp_path: Path) -> None:
-    s = SQLiteStore(tmp_path, dim=4, config=StoreConfig(ann_min=0))
+    s = SQLiteStore(tmp_path, dim=4, tuning=TuningConfig(ann_min=0))
     s.open()
     try:
         s.apply(WriteBatch("ops", memories=_memories("ops", 400, random.Random(3))))

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphmem.config import StoreConfig
+from graphmem.config import TuningConfig
 from graphmem.models import Memory, Status, Tier
 from graphmem.store.ann import files
 from graphmem.store.base import WriteBatch
@@ -38,7 +38,7 @@ def memories(vectors: np.ndarray, start: int = 0, ns: str = NS) -> list[Memory]:
 
 
 def open_store(folder: Path, ann_min: int = 500) -> SQLiteStore:
-    store = SQLiteStore(folder, dim=DIM, config=StoreConfig(
+    store = SQLiteStore(folder, dim=DIM, tuning=TuningConfig(
         ann_min=ann_min, ann_build_in_background=False))
     store.open()
     return store

@@ -44,10 +44,10 @@ def edge(a: str, b: str, t: RelationType = RelationType.CAUSES, ns: str = NS,
 
 def open_sqlite(tmp_path: Path, *, ann: bool = False) -> SQLiteStore:
     """``ann``: every namespace's top-k answered by its faiss indexes (built in the write)."""
-    from graphmem.config import StoreConfig
+    from graphmem.config import TuningConfig
 
-    config = StoreConfig(ann_min=1 if ann else 0, ann_build_in_background=False)
-    s = SQLiteStore(tmp_path / "sqlite", dim=DIM, config=config)
+    tuning = TuningConfig(ann_min=1 if ann else 0, ann_build_in_background=False)
+    s = SQLiteStore(tmp_path / "sqlite", dim=DIM, tuning=tuning)
     s.open()
     return s
 

@@ -1,4 +1,4 @@
-"""When a namespace gets its faiss indexes: from ``StoreConfig.ann_min`` rows, built from a
+"""When a namespace gets its faiss indexes: from ``TuningConfig.ann_min`` rows, built from a
 snapshot in the vector layer's one background thread (``graphmem-ann-build``) while the exact
 scan answers, and built again once a quarter of their positions are stale or the namespace has
 doubled since. The store owns the builder and stops it at close (ADR 0068)."""

@@ -1,6 +1,6 @@
 """One namespace's vectors, loaded on its first use: the files its last close saved when SQLite
 still agrees with them (``files``), else its rows read from SQLite (mapped to files from
-``StoreConfig.ann_min`` rows). Opening a store reads no vectors. SQLite stays the truth."""
+``TuningConfig.ann_min`` rows). Opening a store reads no vectors. SQLite stays the truth."""
 
 from __future__ import annotations
 
