@@ -7,7 +7,7 @@ import os
 import signal
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from typing import Any
 
 import click
@@ -15,6 +15,7 @@ import click
 from graphmem.cli.common import (
     Location,
     _echo_json,
+    _emit,
     handles_errors,
     json_option,
     main,
@@ -58,18 +59,14 @@ def migrate(source: str, target: str, namespace: str, all_namespaces: bool, neo4
                                            falkordb_graph=falkordb_graph))
     src, dst = make_store(source, cfg, create=False), make_store(target, cfg)
     src.open()
-    try:
+    with closing(src):
         dst.open()
-        try:
+        with closing(dst):
             names = src.namespaces() if all_namespaces else [namespace]
             reports = []
             for ns in names:
                 with tqdm(unit="rec", desc=ns, disable=as_json, file=sys.stderr) as bar:
                     reports.append(run_migration(src, dst, ns, progress=bar.update))
-        finally:
-            dst.close()
-    finally:
-        src.close()
     if as_json:
         _echo_json([{"namespace": r.namespace, "memories": r.memories, "edges": r.edges,
                      "sampled": r.sampled, "ok": r.ok} for r in reports])
@@ -182,7 +179,7 @@ def _keystore(data: str) -> Iterator[Any]:
     from graphmem.api.keys import KeyStore
     from graphmem.api.settings import Settings
 
-    settings = Settings.from_env(data=str(data))
+    settings = Settings.from_env(data=data)
     if not settings.keys_in_store:
         yield KeyStore(settings.keys_path())
         return
@@ -206,11 +203,8 @@ def keys_create(data: str, namespaces: tuple[str, ...], role: str, label: str | 
                 as_json: bool) -> None:
     with _keystore(data) as store:
         key_id, key = store.create(list(namespaces), role, label)
-    if as_json:
-        _echo_json({"id": key_id, "key": key, "role": role, "namespaces": list(namespaces)})
-        return
-    click.echo(f"created key {key_id} ({role}) for {', '.join(namespaces)}; it is shown once:")
-    click.echo(key)
+    _emit(as_json, {"id": key_id, "key": key, "role": role, "namespaces": list(namespaces)},
+          f"created key {key_id} ({role}) for {', '.join(namespaces)}; it is shown once:\n{key}")
 
 
 @keys.command("list")
@@ -236,10 +230,7 @@ def keys_list(data: str, as_json: bool) -> None:
 def keys_revoke(data: str, key_id: str, as_json: bool) -> None:
     with _keystore(data) as store:
         store.revoke(key_id)
-    if as_json:
-        _echo_json({"id": key_id, "revoked": True})
-        return
-    click.echo(f"revoked {key_id}")
+    _emit(as_json, {"id": key_id, "revoked": True}, f"revoked {key_id}")
 
 @main.command()
 @plain_data_option
@@ -261,7 +252,5 @@ def init(data: str, as_json: bool) -> None:
     existed = Location(data).exists()
     with Location(data, create=True).open() as mem:
         mem.ping()
-    if as_json:
-        _echo_json({"store": data, "created": not existed})
-        return
-    click.echo(f"{'found the' if existed else 'created a'} graphmem store at {data}")
+    _emit(as_json, {"store": data, "created": not existed},
+          f"{'found the' if existed else 'created a'} graphmem store at {data}")

@@ -145,11 +145,7 @@ def summarize(data: Location, namespace: str, as_json: bool, agent: str | None,
     with data.open() as mem:
         s = mem.summarize(namespace=namespace, agent=agent, session_id=session_id,
                           since=since, until=until)
-    if as_json:
-        _echo_json(s.to_dict())
-    else:
-        click.echo(s.text or "nothing in that range")
-        click.echo(f"({len(s.ids)} memories)")
+    _emit(as_json, s.to_dict(), f"{s.text or 'nothing in that range'}\n({len(s.ids)} memories)")
 
 
 @store_command()

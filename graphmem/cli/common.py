@@ -30,8 +30,8 @@ class Location:
     that holds no store may be created (``--create``, ``graphmem init``).
 
     Example:
-        >>> Location("neo4j://db:7687").exists(), str(Location("./data", create=True))
-        (True, './data')
+        >>> Location("neo4j://db:7687").exists()
+        True
     """
 
     target: str
@@ -53,9 +53,6 @@ class Location:
         from graphmem.store.sqlite.store import DB_FILE
 
         return "://" in self.target or (Path(self.target) / DB_FILE).is_file()
-
-    def __str__(self) -> str:
-        return self.target
 
 
 plain_data_option = click.option("--data", "data", default=DEFAULT_DATA, show_default=True,

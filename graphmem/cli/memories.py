@@ -17,6 +17,14 @@ from graphmem.cli.common import Location, _echo_json, _emit, _fail, store_comman
 from graphmem.memory import GraphMemory
 
 
+def _pairs(items: tuple[str, ...], sep: str, needs: str) -> list[tuple[str, str]]:
+    """Each item split at its first ``sep``; an item without one is a one-line error."""
+    for item in items:
+        if sep not in item:
+            _fail(f"{needs}, got {item!r}")
+    return [(head, tail) for head, _, tail in (item.partition(sep) for item in items)]
+
+
 @store_command()
 @click.argument("content")
 @click.option("--importance", type=float, default=None,
@@ -36,18 +44,8 @@ def store(data: Location, namespace: str, as_json: bool, content: str,
           session_id: str | None, source: str | None, topic: str | None,
           meta: tuple[str, ...], relations: tuple[str, ...], ttl: float | None) -> None:
     """Store one memory."""
-    metadata = {}
-    for item in meta:
-        key, sep, value = item.partition("=")
-        if not sep:
-            _fail(f"--meta needs KEY=VALUE, got {item!r}")
-        metadata[key] = value
-    rels = []
-    for item in relations:
-        rtype, sep, target = item.partition(":")
-        if not sep:
-            _fail(f"--relate needs TYPE:ID, got {item!r}")
-        rels.append((rtype, target))
+    metadata = dict(_pairs(meta, "=", "--meta needs KEY=VALUE"))
+    rels = _pairs(relations, ":", "--relate needs TYPE:ID")
     with data.open() as mem:
         m = mem.store(content, namespace=namespace, importance=importance, tier=tier,
                       session_id=session_id, source=source, topic=topic, metadata=metadata,
