@@ -6,7 +6,8 @@ Example:
     >>> lines = ["retry: 2000", ": listening", "", "id: a-1", "event: deleted",
     ...          'data: {"id": "a-1", "type": "deleted", "namespace": "ops",',
     ...          'data:  "at": "2026-01-01T00:00:00+00:00", "memory_id": "m1"}', ""]
-    >>> [(e.id, e.type, e.memory_id) for e in parse_sse(lines)]
+    >>> parser = _Parser()
+    >>> [(e.id, e.type, e.memory_id) for e in map(parser.line, lines) if e]
     [('a-1', 'deleted', 'm1')]
 """
 
@@ -16,7 +17,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -64,14 +65,6 @@ class _Parser:
         elif name == "retry" and value.isdigit():
             self.retry = int(value) / 1000
         return None  # id and event are repeated inside data
-
-
-def parse_sse(lines: Iterable[str]) -> Iterator[MemoryEvent]:
-    parser = _Parser()
-    for line in lines:
-        event = parser.line(line)
-        if event is not None:
-            yield event
 
 
 def _request(namespace: str, last: str | None) -> dict[str, Any]:

@@ -35,8 +35,6 @@ _BY_CODE = {cls.code: cls for cls in (
     errors.ConflictError, errors.StoreError, errors.StoreLockedError, errors.EmbeddingError)}
 #: kept for callers of 0.x: the auth errors are ``errors.AuthError`` / ``ForbiddenError``
 ApiAuthError = errors.AuthError
-#: calls safe to repeat after a failure: they change nothing (search/index records no access)
-_SAFE = {("GET", None), ("POST", "/v1/search/index")}
 _RETRY_STATUS = {502, 503, 504}
 
 
@@ -49,14 +47,15 @@ def _raise(response: httpx.Response) -> Any:
     except Exception:
         code, message = "http_error", response.text
     if response.status_code in (401, 403):
-        cls401 = errors.ForbiddenError if response.status_code == 403 else errors.AuthError
-        raise cls401(message, response.status_code)
+        raise _BY_STATUS[response.status_code](message, response.status_code)
     cls = _BY_CODE.get(code) or _BY_STATUS.get(response.status_code, errors.GraphMemError)
     raise cls(message)
 
 
 def _safe(method: str, path: str) -> bool:
-    return (method, None) in _SAFE or (method, path) in _SAFE
+    """A call safe to repeat after a failure: it changes nothing (search/index records no
+    access)."""
+    return method == "GET" or (method, path) == ("POST", "/v1/search/index")
 
 
 def _unavailable(base: str, exc: Exception) -> errors.UnavailableError:
