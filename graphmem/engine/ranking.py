@@ -226,8 +226,7 @@ class Ranking:
         ns = q.namespace
         terms = self.analyzer.query_terms(keyword_query(q.text, q.window))
         stats = self.store.keyword_stats(ns, terms) if terms else None
-        seed_terms = self._seed_terms(terms, stats)
-        newest = self._over_budget(seed_terms, stats)
+        seed_terms, newest = self._seed_terms(terms, stats)
         asked = (self.config.tuning.newest_pool if newest else
                  self.config.tuning.keyword_pool or self.store.keyword_pool)
         found = self.store.keyword_candidates(ns, seed_terms, max(rc.keyword_k, asked),
@@ -284,9 +283,8 @@ class Ranking:
             ctx_sem[i] = on_context if on_context is not None else on_content
         kw, ctx_kw = self._keyword_terms(keywords.terms, keywords.stats,
                                          [memories[i] for i in cands])
-        signals = [sem, kw, ctx_sem, ctx_kw]
-        weights = [w.semantic, w.keyword, w.context_semantic, w.context_keyword]
-        relevance = scoring.relevance(signals, weights, cands, rc)
+        relevance = scoring.relevance([sem, kw, ctx_sem, ctx_kw], [
+            w.semantic, w.keyword, w.context_semantic, w.context_keyword], cands, rc)
         cand_set = set(cands)
         follows = scoring.follows(relevance, edges, cands, rc.follows_share)
         walked_terms = propagate(relevance, edges, q.depth, rc.edge_weights, rc.hop_decay,
@@ -434,21 +432,15 @@ class Ranking:
                 out.setdefault(e.target_id, e.source_id)
         return out
 
-    def _over_budget(self, seed_terms: list[str], stats: Stats | None) -> bool:
-        """Even the rarest term has more postings than ``seed_postings``: ranking them all
-        would cost time linear in the namespace, so the newest matches seed (ADR 0011)."""
-        if not seed_terms or stats is None:
-            return False
-        used = sum(stats[0].df.get(t, 0) + stats[1].df.get(t, 0) for t in seed_terms)
-        return used > self.config.tuning.seed_postings
-
-    def _seed_terms(self, terms: list[str], stats: Stats | None) -> list[str]:
+    def _seed_terms(self, terms: list[str], stats: Stats | None) -> tuple[list[str], bool]:
         """Terms worth a full-text lookup: present, rarest first, while their postings (summed
         document frequencies) fit ``seed_postings`` - the index scores every posting, and the
         common terms that would blow the budget rank least. The rarest term always stays.
-        Every query term still counts in the rerank's BM25."""
+        Every query term still counts in the rerank's BM25. And whether even the rarest term
+        has more postings than that: ranking them all would cost time linear in the
+        namespace, so the newest matches seed (ADR 0011)."""
         if not terms or stats is None:
-            return []
+            return [], False
         df = {t: stats[0].df.get(t, 0) + stats[1].df.get(t, 0) for t in terms}
         present = sorted((t for t in terms if df[t] > 0), key=lambda t: df[t])
         chosen: list[str] = []
@@ -458,7 +450,7 @@ class Ranking:
                 break
             chosen.append(t)
             used += df[t]
-        return chosen
+        return chosen, used > self.config.tuning.seed_postings
 
     def _rescore_keyword(self, terms: list[str], stats: Stats | None,
                          found: list[tuple[str, str, str]]) -> list[tuple[str, float]]:
@@ -468,12 +460,8 @@ class Ranking:
         memories in the same order (ADR 0007)."""
         if not found or stats is None:
             return []
-        rc = self.config.retrieval
-        w0, w1 = rc.bm25_field_weights
-        kw = bm25(terms, {i: self.split(f) for i, f, _ in found}, stats[0].df,
-                  stats[0].docs, stats[0].avg_length, k1=rc.bm25_k1, b=rc.bm25_b)
-        ctx = bm25(terms, {i: self.split(f) for i, _, f in found}, stats[1].df,
-                   stats[1].docs, stats[1].avg_length, k1=rc.bm25_k1, b=rc.bm25_b)
+        w0, w1 = self.config.retrieval.bm25_field_weights
+        kw, ctx = self._bm25(terms, stats, found)
         scored = {i: w0 * kw.get(i, 0.0) + w1 * ctx.get(i, 0.0) for i, _, _ in found}
         return sorted(scored.items(), key=lambda x: (-x[1], x[0]))
 
@@ -482,14 +470,16 @@ class Ranking:
         """BM25 (k1, b from config) of the candidates' keyword and context fields."""
         if not terms or stats is None:
             return {}, {}
+        return self._bm25(terms, stats, [(m.id, m.keywords, m.context_keywords)
+                                         for m in memories])
+
+    def _bm25(self, terms: list[str], stats: Stats, docs: list[tuple[str, str, str]]
+              ) -> tuple[dict[str, float], dict[str, float]]:
+        """BM25 of (id, keywords, context keywords) documents' two fields."""
         rc = self.config.retrieval
-        out = []
-        for f, field_stats in enumerate(stats):
-            docs = {m.id: self.split(m.keywords if f == 0 else m.context_keywords)
-                    for m in memories}
-            out.append(bm25(terms, docs, field_stats.df, field_stats.docs,
-                            field_stats.avg_length, k1=rc.bm25_k1, b=rc.bm25_b))
-        return out[0], out[1]
+        kw, ctx = (bm25(terms, {d[0]: self.split(d[f + 1]) for d in docs}, s.df, s.docs,
+                        s.avg_length, k1=rc.bm25_k1, b=rc.bm25_b) for f, s in enumerate(stats))
+        return kw, ctx
 
 
 def _keep(m: Candidate, q: Query, lineage: Mapping[str, str], now: datetime) -> bool:
