@@ -28,15 +28,12 @@ class QueryBatcher:
 
     def __init__(self, embedder: Embedder, max_batch: int = 32, *,
                  queries: bool = False) -> None:
-        self.embedder = embedder
         #: retrievals' batches embed queries (``embed_queries``, ADR 0046), writes' memories
         self._embed_texts = queries_of(embedder) if queries else embedder.embed
         self.max_batch = max_batch
         self._cond = threading.Condition()
         self._pending: list[list[object]] = []  # [text, vector or None, error or None]
         self._running = False
-        #: sizes of the batches embedded so far (the last 1000; tests, stats)
-        self.batches: list[int] = []
 
     def embed_one(self, text: str) -> np.ndarray:
         item: list[object] = [text, None, None]
@@ -69,4 +66,3 @@ class QueryBatcher:
             return
         for b, v in zip(batch, vectors, strict=True):
             b[1] = v
-        self.batches = [*self.batches[-999:], len(batch)]

@@ -57,7 +57,6 @@ class Retriever:
     def __init__(self, core: Core, access: AccessLog | None = None) -> None:
         self.core = core
         self.access = access or AccessLog(core)
-        self.store = core.store
         #: concurrent retrievals embed their queries in one model call (the query model)
         self.batcher = QueryBatcher(core.embedder, queries=True)
         self.config = core.config
@@ -72,7 +71,7 @@ class Retriever:
         #: at most this many retrievals compute at once (ADR 0051), each on one of this many
         #: threads of the retrieval pool, in the order they came (ADR 0057); 0: no bound,
         #: each in its caller's thread
-        self._bound = _bound(core.config.retrieval.concurrency, self.store.cpu_bound)
+        self._bound = _bound(core.config.retrieval.concurrency, core.store.cpu_bound)
         self._pool: ThreadPoolExecutor | None = None  # lazily, under _lock
         self._lock = threading.Lock()
         self._closed = False  # no pool is made after close
