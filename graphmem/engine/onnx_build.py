@@ -74,20 +74,6 @@ def supported(folder: Path) -> bool:
     return _config(folder) is not None
 
 
-def attention_shape(folder: Path) -> tuple[int, int]:
-    """The encoder's heads and width, as the transformer optimizer is told them.
-
-    Example:
-        >>> from graphmem.engine.embedding import default_model_path
-        >>> attention_shape(Path(default_model_path()))
-        (12, 384)
-    """
-    config = _config(folder)
-    if config is None:
-        raise EmbeddingError(f"{folder}: not a BERT model folder the ONNX builder writes")
-    return config["num_attention_heads"], config["hidden_size"]
-
-
 def _weights(path: Path) -> dict[str, np.ndarray]:
     """The safetensors file's tensors as float32 arrays, without a ``bert.`` prefix."""
     from safetensors.numpy import load_file
@@ -185,8 +171,9 @@ def _layer(g: _Graph, x: str, mask: str, i: int, *, heads: int, eps: float, widt
                         f"{prefix}.output.LayerNorm", eps)
 
 
-def build(folder: Path, target: str, *, eager: bool = False) -> None:
-    """Write the float32 encoder of the sentence-transformers ``folder`` to ``target``.
+def build(folder: Path, target: str, *, eager: bool = False) -> tuple[int, int]:
+    """Write the float32 encoder of the sentence-transformers ``folder`` to ``target``;
+    returns its heads and width, as the transformer optimizer is told them.
 
     By default the attention scores are rounded as torch's export rounds them (its hidden
     states to the bit, so the int8 file quantised from it is torch's too); ``eager``: in the
@@ -226,3 +213,4 @@ def build(folder: Path, target: str, *, eager: bool = False) -> None:
     model.ir_version = 8  # as torch's export: runs on onnxruntime >= 1.17
     onnx.checker.check_model(model)
     onnx.save(model, target)
+    return heads, width

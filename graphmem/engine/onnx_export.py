@@ -38,18 +38,21 @@ _CHECK_TEXTS = ["graphmem exports its model", "a",
                 "the deploy failed because a migration locked the billing table at noon"]
 
 
-@contextlib.contextmanager
-def _atomic(path: Path) -> Iterator[str]:
-    """A temporary file beside ``path`` that replaces it when the block succeeds."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".onnx", dir=path.parent)
-    os.close(fd)
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+def _once(path: Path, make: Callable[[str], object], message: str, *args: object
+          ) -> Path:
+    """``path`` made once by ``make`` in a temporary file beside it that replaces it whole."""
+    if not path.exists():
+        log.info(message, *args)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".onnx", dir=path.parent)
+        os.close(fd)
+        try:
+            make(tmp)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    return path
 
 
 @contextlib.contextmanager
@@ -66,11 +69,8 @@ def _quiet_root() -> Iterator[None]:
 
 def build(folder: Path, path: Path) -> Path:
     """The transformer of the model ``folder`` (``onnx_build``) at ``path``, written once."""
-    if not path.exists():
-        log.info("writing the embedding model's ONNX file (once)")
-        with _atomic(path) as tmp:
-            onnx_build.build(folder, tmp)
-    return path
+    return _once(path, lambda tmp: onnx_build.build(folder, tmp),
+                 "writing the embedding model's ONNX file (once)")
 
 
 Tokenize = Callable[[list[str]], dict[str, np.ndarray]]
@@ -81,10 +81,8 @@ def _checked(path: Path, source: Path, tokenize: Tokenize, make: Callable[[str],
     """``path`` made once by ``make`` from ``source`` and kept when its vectors of the check
     texts are within ``limit`` (1 - cosine) of the source's; where making fails or strays, a
     copy of ``source`` takes its name, so the next start does not try again."""
-    if path.exists():
-        return path
-    log.info("making the %s (once)", what)
-    with _atomic(path) as tmp:
+
+    def checked(tmp: str) -> None:
         try:
             with _quiet_root(), warnings.catch_warnings():  # ONNX Runtime's tools' advice
                 warnings.simplefilter("ignore")
@@ -98,7 +96,8 @@ def _checked(path: Path, source: Path, tokenize: Tokenize, make: Callable[[str],
                 log.warning("the %s strays from %s (1 - cosine = %.2g): %s", what,
                             source.name, gap, otherwise)
             shutil.copyfile(source, tmp)
-    return path
+
+    return _once(path, checked, "making the %s (once)", what)
 
 
 def fused(plain: Path, folder: Path, tokenize: Tokenize) -> Path:
@@ -110,8 +109,7 @@ def fused(plain: Path, folder: Path, tokenize: Tokenize) -> Path:
 
         with tempfile.TemporaryDirectory(dir=plain.parent) as work:
             eager = str(Path(work) / "eager.onnx")
-            onnx_build.build(folder, eager, eager=True)
-            heads, width = onnx_build.attention_shape(folder)
+            heads, width = onnx_build.build(folder, eager, eager=True)
             # level 0: the optimizer's fusions alone; level 1's constant folding has nothing
             # to fold in the built graph and would import torch
             optimizer.optimize_model(eager, model_type="bert", opt_level=0, use_gpu=False,
@@ -146,15 +144,15 @@ def pooled(hidden: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
 
 def quantized(plain: Path) -> Path:
     """The int8 (per-channel, dynamic) file beside ``plain``, made once."""
-    path = plain.with_name(plain.stem + "-int8.onnx")
-    if path.exists():
-        return path
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    log.info("quantising the embedding model to int8 (once)")
-    with _atomic(path) as tmp, _quiet_root():
-        quantize_dynamic(plain, tmp, weight_type=QuantType.QInt8, per_channel=True)
-    return path
+    def make(target: str) -> None:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        with _quiet_root():
+            quantize_dynamic(plain, target, weight_type=QuantType.QInt8, per_channel=True)
+
+    return _once(plain.with_name(plain.stem + "-int8.onnx"), make,
+                 "quantising the embedding model to int8 (once)")
 
 
 #: the query model's vectors may stray this far from the float ones on the check texts
