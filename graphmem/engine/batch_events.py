@@ -36,13 +36,10 @@ _BY_STATUS = {Status.ARCHIVED: "archived", Status.EXPIRED: "expired",
               Status.ACTIVE: "restored"}
 
 
-def preview(content: str) -> str:
-    return content if len(content) <= PREVIEW else content[:PREVIEW - 1] + "…"
-
-
 def _memory(m: Memory) -> dict[str, Any]:
+    short = m.content if len(m.content) <= PREVIEW else m.content[:PREVIEW - 1] + "…"
     return {"tier": m.tier.value, "status": m.status.value, "memory_type": m.type,
-            "kind": m.kind.value, "preview": preview(m.content)}
+            "kind": m.kind.value, "preview": short}
 
 
 def batch_events(batch: WriteBatch, at: datetime) -> list[MemoryEvent]:

@@ -275,20 +275,14 @@ class Editor:
                              batch: WriteBatch) -> None:
         """After a content change: refresh successor context, own auto SIMILAR_TO edges."""
         store = self.core.store
-        edges = store.edges_of(ns, [m.id])
-        for e in edges:
+        changed: dict[str, str | None] = {}  # whose context follows m's: memory -> predecessor
+        for e in store.edges_of(ns, [m.id]):
             if e.type is RelationType.SIMILAR_TO and e.source is EdgeSource.AUTO \
                     and e.source_id == m.id:
                 batch.delete_edges.append(e.key)
+            elif e.type is RelationType.FOLLOWS:  # m's successor, or m itself
+                changed[e.target_id] = e.source_id
         batch.edges.extend(self.writer.similar_edges(ns, [m], self.core.clock()))
-        changed: dict[str, str | None] = {}
-        for e in edges:
-            if e.type is RelationType.FOLLOWS:
-                if e.source_id == m.id:
-                    changed[e.target_id] = m.id
-                else:
-                    changed[m.id] = e.source_id
-        more = store.get_memories(ns, [k for k in changed if k not in records],
-                                  embeddings=True)
-        records.update(more)
+        records.update(store.get_memories(ns, [k for k in changed if k not in records],
+                                          embeddings=True))
         self.writer.refresh_context(ns, records, changed)

@@ -125,10 +125,9 @@ class Subscription:
                     "dropped": dropped, "after": anchor})
                 out.append(notice)
                 out.extend(self.log.backlog(self.namespace, after, notice))
-        if out:
-            real = [e for e in out if e.seq]
-            if real:
-                self.last_id = real[-1].id
+        real = [e for e in out if e.seq]  # a notice has no seq: not where a resume starts
+        if real:
+            self.last_id = real[-1].id
         return out
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -193,11 +192,9 @@ class EventLog:
             for e in events:
                 self.seq += 1
                 e.seq, e.id = self.seq, f"{self.epoch}-{self.seq}"
-                ring = self.ring
-                if ring.maxlen is not None and len(ring) == ring.maxlen:
-                    old = ring[0]
-                    self.forgotten[old.namespace] = old.seq
-                ring.append(e)
+                if len(self.ring) == self.ring.maxlen:
+                    self.forgotten[self.ring[0].namespace] = self.ring[0].seq
+                self.ring.append(e)
                 for sub in self.listeners.get(e.namespace, ()):
                     if not sub.offer(e):
                         self.dropped += 1

@@ -10,7 +10,7 @@ import os
 import socket
 import uuid
 from collections import Counter
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -88,24 +88,24 @@ class Maintainer:
     time under the write lock (ADR 0004, ADR 0006).
 
     Example:
-        >>> import tempfile
+        >>> import tempfile, threading
         >>> from graphmem import GraphMemory
         >>> from graphmem.testing import RandomEmbedder
         >>> mem = GraphMemory.open(tempfile.mkdtemp(), embedder=RandomEmbedder())
         >>> _ = mem.store("a note", namespace="ops")
-        >>> Maintainer(mem.core).run("ops", dry_run=True).scanned
+        >>> Maintainer(mem.core, threading.RLock()).run("ops", dry_run=True).scanned
         1
         >>> mem.close()
     """
 
-    def __init__(self, core: Core, lock: AbstractContextManager[Any] | None = None) -> None:
+    def __init__(self, core: Core, lock: AbstractContextManager[Any]) -> None:
         self.core = core
         self.store = core.store
         self.config = core.config
         self.clock = core.clock
         #: the facade's write lock, held for one page at a time (read, decide, write), never
         #: for a whole run, so writers wait one step at most
-        self.lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
+        self.lock = lock
         #: runs of this process that found another run holding the lease and did nothing
         self.skipped = 0
 

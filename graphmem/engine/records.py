@@ -13,11 +13,12 @@ import numpy as np
 from graphmem.config import GraphMemConfig
 from graphmem.engine.core import Core
 from graphmem.errors import ValidationError
-from graphmem.models import EdgeSource, Kind, Memory, Relation, RelationType, Status, Tier
+from graphmem.models import EdgeSource, Kind, Memory, Relation, Status, Tier
 from graphmem.rules import validation as v
 from graphmem.rules.text import Analyzer, content_hash
 from graphmem.rules.time_expr import mentioned_times
 from graphmem.store.base import WriteBatch
+from graphmem.store.codec import VECTOR_FIELDS
 
 
 def _vector(value: Any, dim: int, name: str) -> np.ndarray | None:
@@ -114,10 +115,6 @@ def edge_from_record(rec: Mapping[str, Any], namespace: str) -> Relation:
     )
 
 
-#: a memory's vectors, left out of an export meant for another embedding model
-VECTOR_FIELDS = ("embedding", "context_embedding")
-
-
 def export_records(core: Core, ns: str, *, vectors: bool = True) -> Iterator[dict[str, Any]]:
     """Every memory (with index fields, and vectors unless ``vectors=False``) then every
     edge, as dicts. Without vectors an import embeds the memories again with its own model."""
@@ -149,8 +146,8 @@ ContextRefresh = Callable[[str, dict[str, Memory], dict[str, str | None]], None]
 
 def import_records(core: Core, lock: AbstractContextManager[Any],
                    records: Iterable[Mapping[str, Any]], ns: str, *, batch_size: int,
-                   progress: Callable[[int], None] | None = None,
-                   refresh: ContextRefresh | None = None) -> tuple[int, int]:
+                   progress: Callable[[int], None] | None,
+                   refresh: ContextRefresh) -> tuple[int, int]:
     """Write exported records as they are (ids, times, embeddings, edges), batch by batch,
     each batch atomic; records without an embedding are embedded (outside the lock), and
     when they have no context vector either, ``refresh`` gives them one from their session
@@ -199,9 +196,8 @@ def import_records(core: Core, lock: AbstractContextManager[Any],
             flush()
     if pending:
         flush()
-    if refresh is not None:
-        for i in range(0, len(no_context), batch_size):
-            _refresh_contexts(core, lock, ns, no_context[i:i + batch_size], refresh)
+    for i in range(0, len(no_context), batch_size):
+        _refresh_contexts(core, lock, ns, no_context[i:i + batch_size], refresh)
     return counts[0], counts[1]
 
 
@@ -219,7 +215,3 @@ def _refresh_contexts(core: Core, lock: AbstractContextManager[Any], ns: str,
         records = {mid: found[mid] for mid in predecessor}
         refresh(ns, records, predecessor)
         core.apply(WriteBatch(ns, memories=list(records.values())))
-
-
-__all__ = ["VECTOR_FIELDS", "RelationType", "edge_from_record", "export_records", "import_records",
-           "memory_from_record"]

@@ -27,8 +27,6 @@ log = logging.getLogger(__name__)
 #: a session id or key: path-safe in REST (no "/", no leading dot), as a namespace name
 NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}"
 _NAME = re.compile(NAME_PATTERN)
-#: the start of the error of a value or message over its byte bound
-VALUE_TOO_LARGE = "the value is too large"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +73,7 @@ def encode(value: Any, limit: int, what: str = "value") -> str:
     except (TypeError, ValueError, RecursionError) as exc:  # a lone surrogate: ValueError
         raise ValidationError(f"the {what} cannot be stored as JSON: {exc}") from None
     if size > limit:
-        raise LimitExceededError(f"{VALUE_TOO_LARGE}: the {what} is {size} bytes of UTF-8 "
+        raise LimitExceededError(f"the value is too large: the {what} is {size} bytes of UTF-8 "
                                  f"JSON, the limit is {limit}")
     return text
 
