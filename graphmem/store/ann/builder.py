@@ -19,12 +19,6 @@ from graphmem.store.ann.index import FIELDS, VectorIndex
 log = logging.getLogger(__name__)
 
 
-def lowest_priority() -> None:
-    """Nice the calling thread to 19 (Linux schedules threads apart; best effort)."""
-    with contextlib.suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-
-
 class Builder:
     """Builds the faiss indexes of one store's large namespaces.
 
@@ -79,7 +73,8 @@ class Builder:
         log.info("faiss indexes of %d rows built", n)
 
     def _run(self, lock: Any) -> None:
-        lowest_priority()
+        with contextlib.suppress(AttributeError, OSError):  # nice 19: Linux schedules threads
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         while not self._stop.is_set():
             with self._mutex:
                 if not self._todo:

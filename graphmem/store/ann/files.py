@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from graphmem.store.ann.index import COLUMNS, FIELDS
+
 log = logging.getLogger(__name__)
 
 FORMAT = "graphmem-vectors-2"
-FIELDS = ("content", "context")
-COLUMNS = ("pk", "key", "tier", "status", "has_context")
 _SAMPLE = 8  # rows compared with SQLite at load: another store's files differ in nearly all
 
 

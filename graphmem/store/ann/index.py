@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from graphmem.models import TIER_ORDER, Status, Tier
-from graphmem.store.ann import faiss_fields
+from graphmem.store.ann import Hits, faiss_fields
 
 TIER_CODE = {t: i for i, t in enumerate(TIER_ORDER)}
 STATUS_CODE = {s: i for i, s in enumerate((Status.ACTIVE, Status.ARCHIVED, Status.EXPIRED))}
@@ -24,7 +24,6 @@ COLUMNS = {"pk": np.int64, "key": np.int64, "tier": np.int8, "status": np.int8,
            "has_context": np.bool_}
 #: (field, capacity, the matrix it replaces or None) -> a matrix of ``capacity`` rows
 Allocator = Callable[[str, int, "np.ndarray | None"], np.ndarray]
-Hits = list[tuple[str, float]]
 
 
 def in_memory(dim: int) -> Allocator:
@@ -65,7 +64,7 @@ class VectorIndex:
         self.ann: dict[str, Any] | None = state.get("indexes")
         self.trained = n if self.ann is not None else 0
         #: filters allowing fewer rows than this are scored exactly, faiss or not
-        self.exact_max = int(state.get("exact_max", 0))
+        self.exact_max = 0
         self._filters: dict[tuple[Any, ...], tuple[np.ndarray, Any, Any]] = {}
 
     def __len__(self) -> int:
@@ -194,8 +193,8 @@ class VectorIndex:
 
     def topk_many(self, queries: np.ndarray, k: int, *, field: str = "content",
                   tiers: Collection[Tier] | None = None,
-                  statuses: Collection[Status] = (Status.ACTIVE,), exact: bool = False,
-                  chunk: int = 256) -> list[Hits]:
+                  statuses: Collection[Status] = (Status.ACTIVE,), exact: bool = False
+                  ) -> list[Hits]:
         """Top-k per query row: by the faiss index when one serves and the filters allow more
         rows than ``exact_max``, else every allowed row scored exactly."""
         qs = np.asarray(queries, dtype=np.float32)
@@ -209,8 +208,8 @@ class VectorIndex:
                 return [self._best(rows, matrix[rows] @ qs[0] if rows.size * 4 < n
                                    else (matrix[:n] @ qs[0])[rows], k)]
             sub = matrix[rows]
-            return [self._best(rows, s, k) for start in range(0, len(qs), chunk)
-                    for s in qs[start:start + chunk] @ sub.T]
+            return [self._best(rows, s, k) for start in range(0, len(qs), 256)  # bounded memory
+                    for s in qs[start:start + 256] @ sub.T]
         out = []
         for q, keys in zip(qs, faiss_fields.search(self.ann[field], qs, k, sel), strict=True):
             found = self.key_row[keys[keys >= 0]]
@@ -226,14 +225,6 @@ class VectorIndex:
             rows, scores = rows[part], scores[part]
         order = np.lexsort((rows, -scores))[:k]
         return [(self.ids[int(rows[i])], float(scores[i])) for i in order]
-
-    def vectors(self, ids: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
-        out: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
-        for id_ in ids:
-            if (row := self.row_of.get(id_)) is not None:
-                ctx = self.rows["context"][row].copy() if self.col["has_context"][row] else None
-                out[id_] = (self.rows["content"][row].copy(), ctx)
-        return out
 
     def pks_of(self, ids: Sequence[str]) -> list[int]:
         """The SQLite row ids of the indexed ``ids`` (the others are not here)."""
