@@ -14,7 +14,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from graphmem.memory import GraphMemory
-from graphmem.models import Status
 
 NS = "demo"
 
@@ -52,22 +51,11 @@ QUERIES = ["why did the billing deploy fail?", "what database does billing use?"
            "when is the next billing deploy?"]
 
 
-def _reset(mem: GraphMemory) -> int:
-    """Delete what an earlier demo left in its namespace (explicit deletes, this one only)."""
-    gone = 0
-    for status in Status:
-        while batch := mem.list_memories(namespace=NS, status=status, limit=100):
-            for m in batch:
-                mem.delete(m.id, namespace=NS)
-                gone += 1
-    return gone
-
-
 def run_demo(folder: str | Path, echo: Callable[[str], None]) -> None:
     start = datetime(2026, 3, 2, 14, 0, tzinfo=UTC)
     clock = {"now": start - timedelta(days=60)}  # an injected clock: the demo's own days
     with GraphMemory.open(folder, clock=lambda: clock["now"]) as mem:
-        if gone := _reset(mem):
+        if gone := mem.delete_all(namespace=NS, confirm=NS):  # what an earlier demo left
             echo(f"(removed the {gone} memories an earlier demo left in namespace '{NS}')")
         mem.store_many([{"content": text, "importance": 0.3, "source": "ops-agent",
                          "created_at": clock["now"] + timedelta(hours=i)}
