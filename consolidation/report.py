@@ -76,11 +76,6 @@ def check_lines(check: dict[str, Any]) -> list[str]:
     return lines
 
 
-def markdown(r: dict[str, Any]) -> str:
-    """The report as Markdown, rendered from ``templates/report.md.j2``."""
-    return _render("report.md.j2", False, r=r, tiers=TIERS).removesuffix("\n")
-
-
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -128,11 +123,6 @@ def plots(r: dict[str, Any]) -> dict[str, str]:
             "ages": _png(ages)}
 
 
-def html_page(r: dict[str, Any]) -> str:
-    """A self-contained page rendered from ``templates/report.html.j2`` (autoescaped)."""
-    return _render("report.html.j2", True, r=r, plots=plots(r), tiers=TIERS)
-
-
 def _render(template: str, autoescape: bool, **values: Any) -> str:
     from importlib.resources import files
 
@@ -147,12 +137,14 @@ def _render(template: str, autoescape: bool, **values: Any) -> str:
 
 
 def render(r: dict[str, Any], fmt: str) -> str:
+    """The report as JSON, Markdown (``templates/report.md.j2``) or a self-contained HTML page
+    (``templates/report.html.j2``, autoescaped)."""
     import json
 
     if fmt == "json":
         return json.dumps(r, indent=2)
     if fmt == "md":
-        return markdown(r)
+        return _render("report.md.j2", False, r=r, tiers=TIERS).removesuffix("\n")
     if fmt == "html":
-        return html_page(r)
+        return _render("report.html.j2", True, r=r, plots=plots(r), tiers=TIERS)
     raise ValueError(f"unknown report format {fmt!r}: json, md or html")

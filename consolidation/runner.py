@@ -13,8 +13,8 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -81,7 +81,7 @@ class Consolidator:
         self.lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
         self.store = core.store
         self.config = core.config.consolidation
-        self.lease: Consolidator._Lease | None = None
+        self.owner = ""  # of the lease, while a run holds it
         #: progress bars: called with (stage, done, total): "plan" counts candidates of a
         #: namespace as their clusters are decided, "apply" counts clusters written
         self.progress = progress
@@ -92,7 +92,7 @@ class Consolidator:
         now = self.core.clock()
         run_id = f"run-{now.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
         if dry_run:  # saved, so the report can be opened later; it changes nothing else
-            data = self._new_run(run_id, namespace, now, dry_run=True)[0]
+            data = self._new_run(run_id, namespace, now, dry_run=True)
             self._save(data)
             return ConsolidationRun(data)
         with self._lease(run_id, now):
@@ -103,7 +103,7 @@ class Consolidator:
                 log.info("resuming consolidation run %s", data["id"])
                 self._apply(data)
                 return ConsolidationRun(data)
-            data, _ = self._new_run(run_id, namespace, now, dry_run=False)
+            data = self._new_run(run_id, namespace, now, dry_run=False)
             self._save(data)
             if data["status"] == "running":
                 self._apply(data)
@@ -142,7 +142,7 @@ class Consolidator:
 
     # -- planning ----------------------------------------------------------------------------
     def _new_run(self, run_id: str, namespace: str | None, now: datetime, *,
-                 dry_run: bool) -> tuple[dict[str, Any], Plan]:
+                 dry_run: bool) -> dict[str, Any]:
         from graphmem.consolidation.report import build_report
 
         plan = Plan(run_id, now)
@@ -160,7 +160,7 @@ class Consolidator:
             "retrieval_check": check,
         }
         data["report"] = build_report(data, plan.tiers_before, plan.archived_tiers, now)
-        return data, plan
+        return data
 
     def _retrieval_check(self, plan: Plan) -> dict[str, Any]:
         from graphmem.consolidation.check import retrieval_check
@@ -173,26 +173,24 @@ class Consolidator:
         saved = time.monotonic()
         done = set(data["done"])
         for c in data["clusters"]:
-            if c["key"] in done or not c["archive"]:
-                if c["key"] not in done:
-                    data["done"].append(c["key"])
-                    done.add(c["key"])
+            if c["key"] in done:
                 continue
-            ns = c["namespace"]
-            vec = self.core.embedder.embed([c["summary"]["content"]])[0]
-            with self.lock:  # one short step: writers wait for one cluster at most
-                # the plan was made without the lock: members deleted, pinned or archived
-                # since then are left as they are now
-                found = self.store.get_memories(ns, c["members"])
-                self.core.apply(cluster_batch(self.core, data["id"], c, vec, now, found))
+            if c["archive"]:
+                vec = self.core.embedder.embed([c["summary"]["content"]])[0]
+                with self.lock:  # one short step: writers wait for one cluster at most
+                    # the plan was made without the lock: members deleted, pinned or archived
+                    # since then are left as they are now
+                    found = self.store.get_memories(c["namespace"], c["members"])
+                    self.core.apply(cluster_batch(self.core, data["id"], c, vec, now, found))
             data["done"].append(c["key"])
             done.add(c["key"])
+            if not c["archive"]:
+                continue
             if self.progress is not None:
                 self.progress("apply", len(done), len(data["clusters"]))
             if time.monotonic() - saved > 2.0:  # progress every few seconds: re-applying a
                 self._save(data)               # cluster after a crash changes nothing
-                if self.lease is not None:
-                    self.lease.heartbeat()
+                self._heartbeat()
                 saved = time.monotonic()
         data["status"] = data["report"]["status"] = "applied"
         data["finished_at"] = now.isoformat()
@@ -209,42 +207,33 @@ class Consolidator:
             raise NotFoundError(f"no consolidation run {run_id!r}")
         return data
 
-    class _Lease:
+    def _until(self, now: datetime) -> datetime:
+        return now + timedelta(minutes=self.config.lease_minutes)
+
+    @contextmanager
+    def _lease(self, run_id: str, now: datetime) -> Iterator[None]:
         """The one-run-at-a-time lease. Its owner names the run, the host and the process
         (``run@host:pid``): a lease whose process is gone on this host is taken over at once;
         one held on another host lapses ``lease_minutes`` after its last heartbeat (every
         saved step renews it)."""
-
-        def __init__(self, outer: Consolidator, run_id: str, now: datetime) -> None:
-            self.outer, self.now = outer, now
-            self.owner = f"{run_id}@{socket.gethostname()}:{os.getpid()}"
-
-        def _until(self, now: datetime) -> datetime:
-            return now + timedelta(minutes=self.outer.config.lease_minutes)
-
-        def __enter__(self) -> Consolidator._Lease:
-            store = self.outer.store
-            if store.acquire_lease(LEASE, self.owner, self._until(self.now), self.now):
-                return self
-            holder = store.lease_holder(LEASE)
-            if holder is not None and dead_here(holder[0]):
-                log.warning("consolidation lease of a process that is gone (%s): taking over",
-                            holder[0])
-                store.release_lease(LEASE, holder[0])
-                if store.acquire_lease(LEASE, self.owner, self._until(self.now), self.now):
-                    return self
+        store, owner = self.store, f"{run_id}@{socket.gethostname()}:{os.getpid()}"
+        taken = store.acquire_lease(LEASE, owner, self._until(now), now)
+        holder = None if taken else store.lease_holder(LEASE)
+        if holder is not None and dead_here(holder[0]):
+            log.warning("consolidation lease of a process that is gone (%s): taking over",
+                        holder[0])
+            store.release_lease(LEASE, holder[0])
+            taken = store.acquire_lease(LEASE, owner, self._until(now), now)
+        if not taken:
             raise ConflictError("another consolidation run is in progress"
                                 + (f" ({holder[0]})" if holder else ""))
+        self.owner = owner
+        try:
+            yield
+        finally:
+            store.release_lease(LEASE, owner)
 
-        def heartbeat(self) -> None:
-            now = self.outer.core.clock()
-            if not self.outer.store.acquire_lease(LEASE, self.owner, self._until(now), now):
-                raise ConflictError("the consolidation lease was lost")
-
-        def __exit__(self, *exc: object) -> None:
-            self.outer.store.release_lease(LEASE, self.owner)
-
-    def _lease(self, owner: str, now: datetime) -> Consolidator._Lease:
-        self.lease = Consolidator._Lease(self, owner, now)
-        return self.lease
-
+    def _heartbeat(self) -> None:
+        now = self.core.clock()
+        if not self.store.acquire_lease(LEASE, self.owner, self._until(now), now):
+            raise ConflictError("the consolidation lease was lost")
