@@ -87,8 +87,7 @@ class Checkpointer:
         try:
             while True:
                 with self._cond:
-                    while not self._dirty and not self._stopping:
-                        self._cond.wait()
+                    self._cond.wait_for(lambda: self._dirty or self._stopping)
                     if not self._dirty:
                         return
                     # gather the commits that come meanwhile into one checkpoint

@@ -29,8 +29,8 @@ from graphmem.store import codec
 from graphmem.store.base import SORT_FIELDS, Counts, EdgeKey, ListSpec
 
 COLS = ", ".join(codec.MEMORY_FIELDS)
-#: a memory's vectors, in their own table (schema 7, ADR 0029): statements that read them say
-#: ``FROM memories{join}``
+#: a memory's vectors, in their own table (schema 7, ADR 0029): statements that read them add
+#: these columns and the join
 EMB_COLS = ", vectors.embedding, vectors.context_embedding"
 EMB_JOIN = " LEFT JOIN vectors ON vectors.pk = memories.pk"
 #: ids per statement (SQLite's default limit of host parameters is 32766; 500 keeps the
@@ -105,24 +105,17 @@ def edge(row: Sequence[Any]) -> Relation:
                     _EDGE_SOURCES[source or "explicit"])  # created_at is NOT NULL
 
 
-def select(conn: sqlite3.Connection, sql: str, params: Sequence[Any],
-           embeddings: bool) -> list[Memory]:
-    """Memories of a statement whose columns are ``{cols}`` (``FROM memories{join}`` when it
-    reads the vectors)."""
-    cols = COLS + (EMB_COLS if embeddings else ", NULL, NULL")
-    sql = sql.format(cols=cols, join=EMB_JOIN if embeddings else "")
-    return [memory(r, embeddings) for r in conn.execute(sql, params)]
+def select(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Memory]:
+    """Memories, without their vectors, of a statement whose columns are ``{cols}``."""
+    return [codec.unflatten_row(r) for r in conn.execute(sql.format(cols=COLS), params)]
 
 
 def memories_by_id(conn: sqlite3.Connection, namespace: str, ids: Sequence[str],
                    embeddings: bool) -> dict[str, Memory]:
-    out: dict[str, Memory] = {}
-    unique = list(dict.fromkeys(ids))
-    for chunk in chunks(unique):
-        for m in select(conn, "SELECT {cols} FROM memories{join} WHERE namespace = ? AND id "
-                              f"IN ({marks(len(chunk))})", (namespace, *chunk), embeddings):
-            out[m.id] = m
-    return out
+    cols, join = (COLS + EMB_COLS, EMB_JOIN) if embeddings else (COLS, "")
+    rows = select_in(conn, f"SELECT {cols} FROM memories{join} WHERE namespace = ? AND "
+                     "id IN ({keys})", namespace, ids)
+    return {m.id: m for m in (memory(r, embeddings) for r in rows)}
 
 
 #: a candidate's columns (ADR 0041), a field an older graphmem did not write read as its
@@ -202,11 +195,11 @@ def time_window(conn: sqlite3.Connection, namespace: str, anchor: Memory, *, bef
     earlier = select(
         conn, f"SELECT {{cols}} FROM memories WHERE {where} AND (created_at < ? OR "
         "(created_at = ? AND pk < ?)) ORDER BY created_at DESC, pk DESC LIMIT ?",
-        (*params, ts, ts, pk, before), False) if before > 0 else []
+        (*params, ts, ts, pk, before)) if before > 0 else []
     later = select(
         conn, f"SELECT {{cols}} FROM memories WHERE {where} AND (created_at > ? OR "
         "(created_at = ? AND pk > ?)) ORDER BY created_at, pk LIMIT ?",
-        (*params, ts, ts, pk, after), False) if after > 0 else []
+        (*params, ts, ts, pk, after)) if after > 0 else []
     return earlier, later
 
 
@@ -214,12 +207,11 @@ def memory_page(conn: sqlite3.Connection, namespace: str, after_pk: int, page: i
                 embeddings: bool, statuses: Collection[Status] | None
                 ) -> tuple[int, list[Memory]]:
     """The next ``page`` memories in pk order after ``after_pk``, and the last pk read."""
-    cols = COLS + (EMB_COLS if embeddings else ", NULL, NULL")
+    cols, join = (COLS + EMB_COLS, EMB_JOIN) if embeddings else (COLS, "")
     where, extra = "", []
     if statuses is not None:
         extra = [s.value for s in statuses]
         where = f" AND status IN ({marks(len(extra))})"
-    join = EMB_JOIN if embeddings else ""
     # the index in pk order, named: the planner's own choice sorted the namespace (ADR 0033)
     rows = conn.execute(
         f"SELECT memories.pk, {cols} FROM memories INDEXED BY ix_memories_ns_pk{join} "
@@ -259,7 +251,7 @@ def list_page(conn: sqlite3.Connection, namespace: str, spec: ListSpec) -> list[
         params += [spec.after[0], spec.after[0], spec.after[1]]
     sql = (f"SELECT {{cols}} FROM memories WHERE {' AND '.join(where)} "
            f"ORDER BY {key} {order}, id {order} LIMIT ?")
-    return select(conn, sql, [*params, max(0, int(spec.limit))], False)
+    return select(conn, sql, [*params, max(0, int(spec.limit))])
 
 
 def _stored_as(statuses: Collection[Status]) -> list[Status]:
@@ -375,16 +367,13 @@ def edges_of(conn: sqlite3.Connection, namespace: str, ids: Collection[str],
     held as objects cost ~1 GB and several seconds to load at open (ADR 0018)."""
     out: dict[EdgeKey, Relation] = {}
     unique = list(dict.fromkeys(ids))
-    if types is not None and not types:
-        return []
     # one wanted type is checked in the indexes (the primary key, and the target index
     # through it) before the row's other columns are read: 0.44 -> 0.19 ms for the edges
     # of 10 memories at 100k; an IN list made SQLite read every row again (0.71 ms)
     wanted = None if types is None else {t.value for t in types}
     if wanted is not None and not _any_edges(conn, namespace, wanted):
         return []  # the kept counts (ADR 0034) say the namespace has none of these types
-    one = next(iter(wanted)) if wanted is not None and len(wanted) == 1 else None
-    typed, extra = (" AND type = ?", (one,)) if one is not None else ("", ())
+    typed, extra = (" AND type = ?", tuple(wanted)) if wanted and len(wanted) == 1 else ("", ())
     for chunk in chunks(unique):
         m = marks(len(chunk))
         for row in conn.execute(

@@ -294,15 +294,10 @@ def _to_v9(conn: sqlite3.Connection) -> None:
 def _without_vectors(info: list[tuple[int, str, str, int, str | None, int]]) -> str:
     """``memories_v7``: the memories table's columns (``PRAGMA table_info`` rows), types,
     NOT NULLs and defaults kept, without the two vector columns."""
-    columns = []
-    for _, name, type_, notnull, default, pk in info:
-        if name in _VECTOR_COLUMNS:
-            continue
-        if pk:
-            columns.append(f"{name} INTEGER PRIMARY KEY")
-            continue
-        columns.append(f"{name} {type_}" + (" NOT NULL" if notnull else "")
-                       + ("" if default is None else f" DEFAULT {default}"))
+    columns = [f"{name} INTEGER PRIMARY KEY" if pk
+               else f"{name} {type_}" + (" NOT NULL" if notnull else "")
+               + ("" if default is None else f" DEFAULT {default}")
+               for _, name, type_, notnull, default, pk in info if name not in _VECTOR_COLUMNS]
     return ("CREATE TABLE memories_v7 (\n    " + ",\n    ".join(columns)
             + ",\n    UNIQUE (namespace, id)\n)")
 
@@ -329,10 +324,7 @@ def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
     conn.execute("BEGIN IMMEDIATE")
     try:
         for version in range(found, target):
-            step = MIGRATIONS.get(version)
-            if step is None:
-                raise SchemaVersionError(f"no migration from schema version {version}")
-            step(conn)
+            MIGRATIONS[version](conn)
         conn.execute(
             "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
