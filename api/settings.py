@@ -102,7 +102,8 @@ class Settings(BaseSettings, GraphMemConfig):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         env = _GIVEN_ENV.get()
         if env is not None:  # from_env(mapping): that mapping instead of os.environ
-            env_settings = _MappingEnv(settings_cls, env)
+            env_settings = EnvSettingsSource(settings_cls)
+            env_settings.env_vars = {k.lower(): v for k, v in env.items()}
         file = _file_source(settings_cls, init_settings, env_settings)
         return (init_settings, env_settings, *([file] if file else []))
 
@@ -160,17 +161,6 @@ class Settings(BaseSettings, GraphMemConfig):
 #: the mapping ``from_env`` was given, for this context only
 _GIVEN_ENV: ContextVar[dict[str, str] | None] = ContextVar("graphmem_settings_env",
                                                           default=None)
-
-
-class _MappingEnv(EnvSettingsSource):
-    """The environment source over a given mapping (tests, ``from_env(env)``)."""
-
-    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str]) -> None:
-        self._given = {k.lower(): v for k, v in env.items()}
-        super().__init__(settings_cls)
-
-    def _load_env_vars(self) -> Mapping[str, str | None]:
-        return self._given
 
 
 def _file_source(settings_cls: type[BaseSettings], init: PydanticBaseSettingsSource,
