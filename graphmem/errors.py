@@ -277,7 +277,6 @@ class ConfigError(GraphMemError):
     """
 
     code = "config_error"
-    http_status = 500
 
 
 class EmbeddingMismatchError(ConfigError):

@@ -29,9 +29,8 @@ Allocator = Callable[[str, int, "np.ndarray | None"], np.ndarray]
 def in_memory(dim: int) -> Allocator:
     def alloc(field: str, capacity: int, old: np.ndarray | None) -> np.ndarray:
         grown = np.zeros((capacity, dim), dtype=np.float32)
-        if old is not None:
-            m = min(len(old), capacity)
-            grown[:m] = old[:m]
+        if old is not None:  # only ever grown
+            grown[:len(old)] = old
         return grown
     return alloc
 
