@@ -234,16 +234,12 @@ def list_page(conn: sqlite3.Connection, namespace: str, spec: ListSpec) -> list[
         if values is not None:
             where.append(f"{column} IN ({marks(len(values))})")
             params += [getattr(x, "value", x) for x in values]
-    for column in ("source", "session_id", "topic"):
-        if getattr(spec, column) is not None:
-            where.append(f"{column} = ?")
-            params.append(getattr(spec, column))
-    if spec.since is not None:
-        where.append("created_at >= ?")
-        params.append(spec.since.timestamp())
-    if spec.until is not None:
-        where.append("created_at < ?")
-        params.append(spec.until.timestamp())
+    for condition, value in (("source = ?", spec.source), ("session_id = ?", spec.session_id),
+                             ("topic = ?", spec.topic), ("created_at >= ?", spec.since),
+                             ("created_at < ?", spec.until)):
+        if value is not None:
+            where.append(condition)
+            params.append(value.timestamp() if isinstance(value, datetime) else value)
     key = spec.sort  # from SORT_FIELDS
     cmp, order = ("<", "DESC") if spec.descending else (">", "ASC")
     if spec.after is not None:
@@ -319,16 +315,12 @@ def edge_page(conn: sqlite3.Connection, namespace: str, after: tuple[str, str, s
 
 def counts(conn: sqlite3.Connection, namespace: str) -> Counts:
     """From the tables the triggers keep (schema 9, ADR 0034): no scan of the namespace."""
-    mem = conn.execute(
-        "SELECT tier, status, kind, n FROM memory_counts WHERE namespace = ? AND n > 0",
-        (namespace,)).fetchall()
-    edges = conn.execute(
-        "SELECT type, n FROM edge_counts WHERE namespace = ? AND n > 0",
-        (namespace,)).fetchall()
     return Counts(
-        memories={(Tier(t), Status(s), k): n for t, s, k, n in mem},
-        edges={RelationType(t): n for t, n in edges},
-    )
+        memories={(Tier(t), Status(s), k): n for t, s, k, n in conn.execute(
+            "SELECT tier, status, kind, n FROM memory_counts WHERE namespace = ? AND n > 0",
+            (namespace,))},
+        edges={RelationType(t): n for t, n in conn.execute(
+            "SELECT type, n FROM edge_counts WHERE namespace = ? AND n > 0", (namespace,))})
 
 
 def total_memories(conn: sqlite3.Connection) -> int:
@@ -389,10 +381,6 @@ def edges_of(conn: sqlite3.Connection, namespace: str, ids: Collection[str],
     return list(out.values())
 
 
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
 def keyword_rows(conn: sqlite3.Connection, namespace: str, terms: Sequence[str], k: int,
                  tiers: Collection[Tier] | None, statuses: Collection[Status],
                  newest: bool, ranked: bool = True, share: float = 0.0
@@ -402,7 +390,7 @@ def keyword_rows(conn: sqlite3.Connection, namespace: str, terms: Sequence[str],
     (ADR 0022). ``share``: the part of the store's rows that the namespace, ``statuses`` and
     ``tiers`` let through (a hint; from a half up, the terms are ranked alone first, ADR
     0041)."""
-    words = " OR ".join(_quote(t) for t in dict.fromkeys(terms) if t)
+    words = " OR ".join('"' + t.replace('"', '""') + '"' for t in dict.fromkeys(terms) if t)
     if not words or k <= 0 or not statuses:
         return []
     expr = (f"tags : {ns_tag(namespace)} AND tags : ("
