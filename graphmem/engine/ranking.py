@@ -276,11 +276,10 @@ class Ranking:
         w = rc.weights
         cands, memories, now = pool.ids, pool.memories, pool.now
         edges, reached, lineage = walked.edges, walked.reached, pool.lineage
-        sem, ctx_sem = {}, {}
-        for i in cands:
-            on_content, on_context = pool.cosines.get(i, (0.0, None))
-            sem[i] = on_content
-            ctx_sem[i] = on_context if on_context is not None else on_content
+        cosines = {i: pool.cosines.get(i, (0.0, None)) for i in cands}
+        sem = {i: on_content for i, (on_content, _) in cosines.items()}
+        ctx_sem = {i: on_content if on_context is None else on_context
+                   for i, (on_content, on_context) in cosines.items()}
         kw, ctx_kw = self._keyword_terms(keywords.terms, keywords.stats,
                                          [memories[i] for i in cands])
         relevance = scoring.relevance([sem, kw, ctx_sem, ctx_kw], [

@@ -146,12 +146,9 @@ def personalised_pagerank(
     restart = (1 - alpha) * p
     r = p.copy()
     for _ in range(iterations):
-        nxt = r @ step
-        nxt += restart
-        if np.abs(nxt - r).sum() < tol:
-            r = nxt
+        r, last = r @ step + restart, r
+        if np.abs(r - last).sum() < tol:
             break
-        r = nxt
     return dict(zip(nodes, r.tolist(), strict=True))
 
 
