@@ -81,34 +81,30 @@ class Bf16Transformer:
     def loaded(self) -> bool:
         return self._model is not None
 
-    def _load(self) -> None:
-        try:
-            import torch
-            from transformers import AutoModel
-            from transformers.utils import logging as hf_logging
-
-            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-            model = AutoModel.from_pretrained(str(transformer_folder(self.model_folder)),
-                                              dtype=torch.float32).eval()
-        except Exception as exc:
-            raise EmbeddingError(f"cannot load the bfloat16 transformer: {exc}") from exc
-        if gc.get_freeze_count():  # a settled server: torch's objects out of the passes too
-            gc.freeze()
-        log.info("embedding batches of memories in bfloat16 (AMX)")
-        self._torch, self._model = torch, model
-
     def load(self) -> None:
         """Import torch and load the transformer, once; ``EmbeddingError`` if it cannot."""
         with self._lock:
-            if self._model is None:
-                self._load()
+            if self._model is not None:
+                return
+            try:
+                import torch
+                from transformers import AutoModel
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+                model = AutoModel.from_pretrained(str(transformer_folder(self.model_folder)),
+                                                  dtype=torch.float32).eval()
+            except Exception as exc:
+                raise EmbeddingError(f"cannot load the bfloat16 transformer: {exc}") from exc
+            if gc.get_freeze_count():  # a settled server: torch's objects out of the passes
+                gc.freeze()
+            log.info("embedding batches of memories in bfloat16 (AMX)")
+            self._torch, self._model = torch, model
 
     def hidden(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """The last hidden state, float32, of a tokenised batch (input_ids, attention_mask,
-        token_type_ids as int64 arrays)."""
+        token_type_ids as int64 arrays); ``load`` first."""
         with self._lock:
-            if self._model is None:
-                self._load()
             torch = self._torch
             torch.set_num_threads(self.threads)  # the process's setting may have moved
             with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
