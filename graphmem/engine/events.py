@@ -96,18 +96,17 @@ class Subscription:
         self.waker: Callable[[], None] | None = None
         self._ready = threading.Event()
 
-    def offer(self, event: MemoryEvent) -> bool:  # the log's lock is held
-        """Queue ``event``; False (counted) when the queue is full."""
+    def offer(self, event: MemoryEvent) -> None:  # the log's lock is held
+        """Queue ``event``; counted in ``dropped`` when the queue is full."""
         if len(self.queue) >= self.capacity:
             self.dropped += 1
-            return False
+            return
         was_empty = not self.queue
         self.queue.append(event)
         if was_empty:
             self._ready.set()
             if self.waker is not None:
                 self.waker()
-        return True
 
     def take(self) -> list[MemoryEvent]:
         """What is queued now. After an overflow: an ``overflow`` event (how many were not
@@ -182,8 +181,6 @@ class EventLog:
         #: namespace -> seq of the newest of its events the ring no longer holds
         self.forgotten: dict[str, int] = {}
         self.listeners: dict[str, list[Subscription]] = {}
-        #: events listeners could not keep, all time (metrics)
-        self.dropped = 0
         #: consolidation run id -> the status last published (its saves repeat it)
         self.run_states: dict[str, Any] = {}
 
@@ -196,8 +193,7 @@ class EventLog:
                     self.forgotten[self.ring[0].namespace] = self.ring[0].seq
                 self.ring.append(e)
                 for sub in self.listeners.get(e.namespace, ()):
-                    if not sub.offer(e):
-                        self.dropped += 1
+                    sub.offer(e)
 
     def subscribe(self, namespace: str, *, after: str | None = None,
                   queue: int | None = None) -> Subscription:
