@@ -216,8 +216,7 @@ class GraphMemory:
 
     # -- consolidation ----------------------------------------------------------------------
     def consolidate(self, namespace: str | None = None, *, dry_run: bool = False,
-                    progress: Callable[[str, int, int], None] | None = None
-                    ) -> ConsolidationRun:
+                    progress: Callable[[str, int, int], None] | None = None) -> ConsolidationRun:
         """Cluster old memories into summaries (``graphmem.consolidation``); returns the run
         (``.id``, ``.status``, ``.report``). A crashed run is resumed first. ``progress`` is
         called with (stage, done, total) for progress bars. A dry run is saved: its report
