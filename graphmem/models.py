@@ -206,47 +206,38 @@ class Memory:
         return _holds(self.valid_from or self.created_at, self.valid_until, at)
 
     def to_dict(self, *, embeddings: bool = False) -> dict[str, Any]:
-        """A JSON-ready dict; embeddings and index fields only when asked for.
+        """A JSON-ready dict; embeddings and index fields only when asked for (then every
+        field, in the declared order).
 
-        Without them (every response) the fields are read at once and only the times, enums
-        and dicts converted, by positions worked out once from the annotations: the loop over
-        ``fields()`` with a type test per field was a hot spot of every REST search (ADR 0053).
+        The fields are read at once and only the times, enums and dicts converted, by
+        positions worked out once from the annotations: the loop over ``fields()`` with a
+        type test per field was a hot spot of every REST search (ADR 0053).
         """
+        values = list(_SHOWN_GET(self))
+        for i in _SHOWN_TIMES:
+            v = values[i]
+            if v is not None:
+                values[i] = v.isoformat()
+        for i in _SHOWN_ENUMS:
+            v = values[i]
+            if isinstance(v, enum.Enum):
+                values[i] = v.value
+        for i in _SHOWN_DICTS:
+            values[i] = dict(values[i])
+        values[_SHOWN_MENTIONED] = spans_dict(values[_SHOWN_MENTIONED])
+        out = dict(zip(_SHOWN, values, strict=True))
         if not embeddings:
-            values = list(_SHOWN_GET(self))
-            for i in _SHOWN_TIMES:
-                v = values[i]
-                if v is not None:
-                    values[i] = v.isoformat()
-            for i in _SHOWN_ENUMS:
-                v = values[i]
-                if isinstance(v, enum.Enum):
-                    values[i] = v.value
-            for i in _SHOWN_DICTS:
-                values[i] = dict(values[i])
-            values[_SHOWN_MENTIONED] = spans_dict(values[_SHOWN_MENTIONED])
-            return dict(zip(_SHOWN, values, strict=True))
-        out: dict[str, Any] = {}  # with the embeddings and index fields: every field
-        for f in fields(self):
-            name = f.name
-            value = getattr(self, name)
-            if isinstance(value, datetime):
-                value = value.isoformat()
-            elif isinstance(value, enum.Enum):
-                value = value.value
-            elif isinstance(value, np.ndarray):
-                value = [float(x) for x in value]
-            elif name in ("metadata", "used_by"):
-                value = dict(value)
-            elif name == "mentioned":
-                value = spans_dict(value)
-            out[name] = value
-        return out
+            return out
+        for name in _INDEX_FIELDS:
+            v = getattr(self, name)
+            out[name] = [float(x) for x in v] if isinstance(v, np.ndarray) else v
+        return {name: out[name] for name in _FIELDS}
 
 
 #: ``Memory.to_dict``'s fast path: the fields a response shows, in order, and the positions
 #: of those it converts (times, enums, dicts), from the annotations
 _INDEX_FIELDS = ("embedding", "context_embedding", "keywords", "context_keywords")
+_FIELDS = tuple(f.name for f in fields(Memory))
 _SHOWN = tuple(f.name for f in fields(Memory) if f.name not in _INDEX_FIELDS)
 _TYPES = {f.name: str(f.type) for f in fields(Memory)}
 _SHOWN_GET = attrgetter(*_SHOWN)

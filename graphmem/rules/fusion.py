@@ -11,8 +11,6 @@ def rrf(rankings: Sequence[Sequence[str]], k: int = 60,
     """sum_i w_i / (k + rank_i(d)), rank starting at 1; absent from a ranking adds nothing."""
     if weights is None:
         weights = [1.0] * len(rankings)
-    if len(weights) != len(rankings):
-        raise ValueError("one weight per ranking")
     out: dict[str, float] = {}
     for ranking, weight in zip(rankings, weights, strict=True):
         for rank, item in enumerate(ranking, start=1):
@@ -37,8 +35,6 @@ def zscores(values: Mapping[str, float], candidates: Sequence[str],
 def zscore_fuse(signals: Sequence[Mapping[str, float]], weights: Sequence[float],
                 candidates: Sequence[str]) -> dict[str, float]:
     """Weighted sum of each signal's z-scores over the candidates."""
-    if len(signals) != len(weights):
-        raise ValueError("one weight per signal")
     out = dict.fromkeys(candidates, 0.0)
     for signal, weight in zip(signals, weights, strict=True):
         if weight == 0:
@@ -51,11 +47,8 @@ def zscore_fuse(signals: Sequence[Mapping[str, float]], weights: Sequence[float]
 def rank_fuse(signals: Sequence[Mapping[str, float]], weights: Sequence[float],
               candidates: Sequence[str], k: int = 60) -> dict[str, float]:
     """RRF over the candidates, each signal ranked by value (zero values are not ranked)."""
-    rankings = []
-    for signal in signals:
-        ranked = sorted((c for c in candidates if signal.get(c, 0.0) > 0),
-                        key=lambda c: -signal[c])
-        rankings.append(ranked)
+    rankings = [sorted((c for c in candidates if s.get(c, 0.0) > 0), key=s.__getitem__,
+                       reverse=True) for s in signals]
     fused = rrf(rankings, k=k, weights=weights)
     return {c: fused.get(c, 0.0) for c in candidates}
 

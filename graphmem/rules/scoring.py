@@ -4,7 +4,7 @@ inputs from the store and calls these; nothing here reads a store or a clock."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from graphmem.config import RetrievalConfig, RetrievalWeights
 from graphmem.models import Relation, RelationType
@@ -61,18 +61,14 @@ def follows(relevance: Mapping[str, float], edges: Iterable[Relation], cands: It
     return out
 
 
-#: the score terms added with a weight, by the weight's name
-WEIGHTED: dict[str, Callable[[RetrievalWeights], float]] = {
-    "walk": lambda w: w.walk, "graph": lambda w: w.graph, "importance": lambda w: w.importance,
-    "recency": lambda w: w.recency, "popularity": lambda w: w.popularity,
-    "tier": lambda w: w.tier, "source": lambda w: w.source,
-}
+#: the score terms added with a weight, each named as its weight in ``RetrievalWeights``
+WEIGHTED = ("walk", "graph", "importance", "recency", "popularity", "tier", "source")
 
 
 def weighted(w: RetrievalWeights) -> list[tuple[str, float]]:
     """The weighted terms' names and weights, in ``score``'s order: a ranking that scores a
     hundred candidates reads the weights once."""
-    return [(name, weight(w)) for name, weight in WEIGHTED.items()]
+    return [(name, getattr(w, name)) for name in WEIGHTED]
 
 
 def score(terms: Mapping[str, float], w: RetrievalWeights,
