@@ -32,7 +32,6 @@ from langgraph.store.base import (
     SearchOp,
     TTLConfig,
     get_text_at_path,
-    tokenize_path,
     validate_op_namespace,
 )
 
@@ -126,8 +125,7 @@ class GraphMemStore(BaseStore):
         self.index_config = index
         self.ttl_config = ttl
         self.prefix, self.pin = codec.check_prefix(prefix), pin
-        fields = (index or {}).get("fields") or ["$"]
-        self._fields = [(f, f if f == "$" else tokenize_path(f)) for f in fields]
+        self._fields = (index or {}).get("fields") or ["$"]
 
     def graphmem_namespace(self, namespace: tuple[str, ...]) -> str:
         """The graphmem namespace a LangGraph namespace is kept in (to scope an API key)."""
@@ -244,7 +242,7 @@ class GraphMemStore(BaseStore):
         if op.value is None:
             yield from _delete(name, id)
             return None
-        metadata = codec.item_metadata(labels, op.key, op.value, op.ttl, False)  # checks it
+        metadata = codec.item_metadata(labels, op.key, op.value, op.ttl)  # checks it
         texts = self._texts(op)
         metadata[codec.INDEXED] = bool(texts)
         content = codec.content(texts, id)
@@ -270,9 +268,8 @@ class GraphMemStore(BaseStore):
         """The texts of the fields to embed (``op.index``, else the store's ``index``)."""
         if op.index is False:
             return []
-        paths = self._fields if op.index is None else \
-            [(p, p if p == "$" else tokenize_path(p)) for p in op.index]
-        return [t for _, path in paths for t in get_text_at_path(dict(op.value or {}), path)]
+        fields = self._fields if op.index is None else op.index
+        return [t for path in fields for t in get_text_at_path(op.value, path)]
 
 
 def _matches(condition: MatchCondition, ns: tuple[str, ...]) -> bool:

@@ -96,12 +96,12 @@ def dumps(value: Any) -> str:
 
 
 def item_metadata(labels: tuple[str, ...], key: str, value: Mapping[str, Any],
-                  ttl: float | None, indexed: bool) -> dict[str, Any]:
-    """The metadata a LangGraph item is kept in: the value whole, its key and namespace."""
+                  ttl: float | None) -> dict[str, Any]:
+    """The metadata a LangGraph item is kept in: the value whole, its key and namespace
+    (whether it is indexed, ``INDEXED``, is the store's to add)."""
     if not isinstance(value, Mapping):
         raise ValidationError(f"a LangGraph value is a dict, got {type(value).__name__}")
-    return {VALUE: dumps(dict(value)), KEY: dumps(key), NAMESPACE: dumps(list(labels)),
-            TTL: ttl, INDEXED: indexed}
+    return {VALUE: dumps(dict(value)), KEY: dumps(key), NAMESPACE: dumps(list(labels)), TTL: ttl}
 
 
 def is_item(metadata: Mapping[str, Any]) -> bool:
