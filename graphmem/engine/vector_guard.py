@@ -79,9 +79,7 @@ class VectorGuard:
             self.checked.add(namespace)
 
     def _sample(self, namespace: str) -> tuple[str, np.ndarray] | None:
-        for page in self.store.iter_memories(namespace, page=_SAMPLE, embeddings=True):
-            for m in page:
-                if m.embedding is not None and m.content:
-                    return m.content, np.asarray(m.embedding, dtype=np.float32)
-            return None  # the first page only: a namespace's first memories have vectors
-        return None
+        # the first page only: a namespace's first memories have vectors
+        page = next(iter(self.store.iter_memories(namespace, page=_SAMPLE, embeddings=True)), [])
+        return next(((m.content, np.asarray(m.embedding, dtype=np.float32)) for m in page
+                     if m.embedding is not None and m.content), None)
