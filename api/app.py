@@ -150,6 +150,8 @@ class Guard:
 
     def __init__(self, app: Any, settings: Settings, keys: Callable[[], KeyStore]) -> None:
         self.app, self.settings, self.keys = app, settings, keys
+        self.too_large = _error(413, "body_too_large",
+                                f"request body over {settings.max_body_bytes} bytes")
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -172,8 +174,7 @@ class Guard:
         limit = self.settings.max_body_bytes
         length = headers.get(b"content-length", b"")
         if length.isdigit() and int(length) > limit:
-            await _error(413, "body_too_large", f"request body over {limit} bytes")(
-                scope, receive, send)
+            await self.too_large(scope, receive, send)
             return
         if scope.get("method") not in ("POST", "PUT", "PATCH"):
             await self.app(scope, receive, send)
@@ -187,8 +188,7 @@ class Guard:
             chunks.append(message.get("body", b""))
             size += len(chunks[-1])
             if size > limit:
-                await _error(413, "body_too_large", f"request body over {limit} bytes")(
-                    scope, receive, send)
+                await self.too_large(scope, receive, send)
                 return
             if not message.get("more_body", False):
                 break
@@ -220,13 +220,6 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
     public = CollectorRegistry()  # --metrics-public: no namespace names, no key
     for collector in (requests, latency):
         public.register(collector)
-
-    from graphmem.api.mcp import build_server
-
-    holder: dict[str, Any] = {}
-    mcp = build_server(lambda: holder["app"].state.mem)
-    mcp_app = mcp.streamable_http_app(streamable_http_path="/", stateless_http=True,
-                                      json_response=True)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -278,7 +271,9 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
                       (404, "no such memory in this namespace"), (409, "id already taken"),
                       (413, "request body too large"), (422, "invalid input, nothing written"),
                       (503, "the store is unavailable"))})
-    holder["app"] = app
+    from graphmem.api.mcp import build_server
+
+    mcp = build_server(lambda: app.state.mem)  # the lifespan runs its session manager
     app.state.settings, app.state.keys = settings, keys
     app.state.mem = memory
     app.state.registry, app.state.public_registry = registry, public
@@ -325,6 +320,8 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
     from graphmem.api import viewer
 
     viewer.install(app)  # /viewer, its static files, /docs and /redoc: nothing from a CDN
+    mcp_app = mcp.streamable_http_app(streamable_http_path="/", stateless_http=True,
+                                      json_response=True)
     app.mount("/mcp", McpAuth(mcp_app, settings, lambda: app.state.keys))
     app.add_middleware(Guard, settings=settings, keys=lambda: app.state.keys)
     return app

@@ -40,9 +40,6 @@ class Principal:
     def may_use(self, namespace: str) -> bool:
         return "*" in self.namespaces or namespace in self.namespaces
 
-    def at_least(self, role: str) -> bool:
-        return _RANK[self.role] >= _RANK[role]
-
 
 #: the caller when the server runs without keys (loopback only)
 DEV = Principal("dev", frozenset({"*"}), "admin")
@@ -72,7 +69,8 @@ def identify(scope: MutableMapping[str, Any], keys: KeyStore | None, *, open: bo
     if open:
         return DEV
     state = scope.setdefault("state", {})
-    if VERIFIED not in state:
+    who: Principal | None = state.get(VERIFIED)
+    if who is None:
         header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
         key = header[len("Bearer "):].strip() if header.startswith("Bearer ") else ""
         if not key:
@@ -81,8 +79,7 @@ def identify(scope: MutableMapping[str, Any], keys: KeyStore | None, *, open: bo
         if who is None:
             raise AuthError("unknown or revoked API key")
         state[VERIFIED] = who
-    verified: Principal = state[VERIFIED]
-    return verified
+    return who
 
 
 def authorize(who: Principal | None, namespace: str, role: str = "reader", *,
@@ -97,12 +94,11 @@ def authorize(who: Principal | None, namespace: str, role: str = "reader", *,
         return namespace
     if not who.may_use(namespace):
         raise ForbiddenError(f"this key may not use namespace {namespace!r}")
-    if not who.at_least(role):
-        raise ForbiddenError(f"this needs the {role} role; the key is {who.role}")
+    require_role(who, role)
     return namespace
 
 
 def require_role(who: Principal, role: str) -> None:
     """A check without a namespace (runs over every namespace, metrics)."""
-    if not who.at_least(role):
+    if _RANK[who.role] < _RANK[role]:
         raise ForbiddenError(f"this needs the {role} role; the key is {who.role}")

@@ -25,8 +25,6 @@ from graphmem.memory import GraphMemory
 #: who is calling over HTTP (set by the API's key check); None on stdio, where the command
 #: line's allow-list decides
 PRINCIPAL: ContextVar[Principal | None] = ContextVar("graphmem_mcp_principal", default=None)
-WRITE_TOOLS = {"remember", "relate", "feedback", "pin", "capture_tool", "record_consensus",
-               "record_dissent", "supersede"}
 
 
 def build_server(memory: GraphMemory | Callable[[], GraphMemory],

@@ -9,9 +9,6 @@ from typing import Any
 
 from graphmem.memory import GraphMemory
 
-#: the tools that write (a writer key's role)
-WRITE_TOOLS = {"context_set", "context_delete", "message_add"}
-
 
 def register(tool: Callable[[Callable[..., Any]], Any], get: Callable[[], GraphMemory],
              ns: Callable[..., str]) -> None:

@@ -108,8 +108,10 @@ class ConnectionLimits:
             log.warning("the open-files limit (%d) leaves little room: %d in use, %d reserved "
                         "for the store; at most %d connections (raise ulimit -n)", soft,
                         in_use, fd_reserve, bound)
-        backlog = DEFAULT_BACKLOG if _accepts_one_by_one() else \
-            max(16, min(DEFAULT_BACKLOG, fd_reserve // 2))
+        # uvloop hands each connection to its protocol as it accepts it; asyncio's loop
+        # accepts up to the backlog first, so there the backlog must fit in the reserve
+        uvloop = importlib.util.find_spec("uvloop") is not None
+        backlog = DEFAULT_BACKLOG if uvloop else max(16, min(DEFAULT_BACKLOG, fd_reserve // 2))
         limits = cls(header_timeout=header_timeout, keep_alive_timeout=keep_alive_timeout,
                      max_connections=bound, max_head_bytes=max_head_bytes,
                      log_seconds=log_seconds, backlog=backlog)
@@ -128,15 +130,6 @@ def fd_soft_limit() -> int | None:
         return None
     soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     return None if soft == resource.RLIM_INFINITY else int(soft)
-
-
-def _accepts_one_by_one() -> bool:
-    """Whether uvicorn's loop (uvloop when it is installed) hands each accepted connection to
-    its protocol before it accepts many more (uvloop does; asyncio's loop accepts up to the
-    backlog before any protocol sees its connection: BENCHMARKS, History, issue 45's limits).
-    There the backlog must fit in the reserve (a small backlog delays connects in a burst: the
-    kernel drops their SYNs and they retry a second later)."""
-    return importlib.util.find_spec("uvloop") is not None
 
 
 def open_fds() -> int:
@@ -257,13 +250,18 @@ class _StreamsEndOnShutdown(_ProtocolBase):
         super().shutdown()
 
 
+def _auto_protocol(prefix: str, mixin: type, **attrs: Any) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol (the one ``http="auto"`` picks) with ``mixin``'s methods."""
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    return type(f"{prefix}{AutoHTTPProtocol.__name__}", (mixin, AutoHTTPProtocol),
+                {"__module__": __name__, **attrs})
+
+
 def stream_closing_protocol() -> type[asyncio.Protocol]:
     """uvicorn's HTTP protocol whose shutdown closes live event streams, for a server without
     the connection limits (``graphmem viewer``: an open page would hold Ctrl+C)."""
-    from uvicorn.protocols.http.auto import AutoHTTPProtocol
-
-    return type(f"StreamClosing{AutoHTTPProtocol.__name__}",
-                (_StreamsEndOnShutdown, AutoHTTPProtocol), {"__module__": __name__})
+    return _auto_protocol("StreamClosing", _StreamsEndOnShutdown)
 
 
 class _GuardedMixin(_StreamsEndOnShutdown):
@@ -374,8 +372,4 @@ class _GuardedMixin(_StreamsEndOnShutdown):
 def guarded_protocol(limits: ConnectionLimits) -> type[asyncio.Protocol]:
     """uvicorn's HTTP protocol (the one ``http="auto"`` picks) with ``limits``, for
     ``uvicorn.run(app, http=...)``; the class's connections share one guard."""
-    from uvicorn.protocols.http.auto import AutoHTTPProtocol
-
-    guard = ConnectionGuard(limits)
-    return type(f"Guarded{AutoHTTPProtocol.__name__}", (_GuardedMixin, AutoHTTPProtocol),
-                {"guard": guard, "__module__": __name__})
+    return _auto_protocol("Guarded", _GuardedMixin, guard=ConnectionGuard(limits))

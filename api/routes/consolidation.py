@@ -22,11 +22,8 @@ def _out(run: Any) -> dict[str, Any]:
 def _visible(mem: GraphMemory, who: Principal, run_id: str, role: str = "reader"
              ) -> dict[str, Any]:
     """A run of a namespace the key may use (another one is as missing as no run)."""
-    try:
-        data = mem.run(run_id)
-    except NotFoundError:
-        data = None
-    if data is None or not who.may_use(data.get("namespace") or "*"):
+    data = mem.run(run_id)  # NotFoundError when there is none
+    if not who.may_use(data.get("namespace") or "*"):
         raise NotFoundError(f"no consolidation run {run_id!r}")
     require_role(who, role)
     return data

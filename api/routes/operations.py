@@ -112,11 +112,10 @@ class StoreCollector:
                                       "(this process)", labels=[*ns_label, "outcome"])
         cache = CounterMetricFamily("graphmem_cache_requests", "hot-cache lookups by outcome "
                                     "(this process)", labels=[*ns_label, "outcome"])
-        agent_total: Counter[tuple[str, ...]] = Counter()
         mem = self.get()
         if mem is not None:
-            size_total: Counter[tuple[str, ...]] = Counter()
-            move_total: Counter[tuple[str, ...]] = Counter()
+            totals: list[Counter[tuple[str, ...]]] = [Counter() for _ in range(4)]
+            size_total, move_total, capture_total, cache_total = totals
             for ns in mem.namespaces():
                 prefix = (ns,) if self.namespaces else ()
                 for (tier, status, kind), count in mem.counts(namespace=ns).memories.items():
@@ -124,23 +123,14 @@ class StoreCollector:
                 for kind, a, b, total, _recent in mem.transition_counts(namespace=ns):
                     move_total[(*prefix, kind, a.value, b.value)] += total
                 seen = mem.activity(namespace=ns)
-                for family, outcome, n in (
-                        ("capture", "captured", seen["capture"]["captured"]),
-                        ("capture", "skipped", seen["capture"]["skipped"]),
-                        ("capture", "dropped", seen["capture"]["dropped"]),
-                        ("cache", "hit", seen["cache"]["hits"]),
-                        ("cache", "miss", seen["cache"]["misses"])):
-                    agent_total[(family, *prefix, outcome)] += n
-            for key, value in size_total.items():
-                sizes.add_metric(list(key), value)
-            for key, value in move_total.items():
-                moves.add_metric(list(key), value)
+                for outcome in ("captured", "skipped", "dropped"):
+                    capture_total[(*prefix, outcome)] += seen["capture"][outcome]
+                for outcome, key in (("hit", "hits"), ("miss", "misses")):
+                    cache_total[(*prefix, outcome)] += seen["cache"][key]
+            families: tuple[Any, ...] = (sizes, moves, capture, cache)
+            for family, counts in zip(families, totals, strict=True):
+                for labels, value in counts.items():
+                    family.add_metric(list(labels), value)
             for run_status, count in mem.run_counts().items():
                 runs.add_metric([run_status], count)
-            for (family, *labels), value in agent_total.items():
-                (capture if family == "capture" else cache).add_metric(labels, value)
-        yield sizes
-        yield moves
-        yield runs
-        yield capture
-        yield cache
+        yield from (sizes, moves, runs, capture, cache)
