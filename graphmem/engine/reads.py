@@ -81,8 +81,7 @@ def run_report(core: Core, run_id: str, format: str) -> str:
     data = run_record(core, run_id)
     if format not in ("json", "md", "html"):
         raise ValidationError(f"unknown report format {format!r}: json, md or html")
-    report: str = render(data["report"], format)  # mypy sees graphmem.consolidation as Any
-    return report
+    return render(data["report"], format)
 
 
 def transitions(core: Core, ns: str, id: str | None, limit: int,
