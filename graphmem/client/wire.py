@@ -5,7 +5,7 @@ caller gets the same ``Memory`` / ``RetrievalResult`` / ``Relation`` / ``IndexEn
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -25,31 +25,26 @@ from graphmem.models import (
 
 _TIMES = {f.name for f in dataclasses.fields(Memory) if f.type in ("datetime",
                                                                    "datetime | None")}
-_ENUMS: dict[str, Any] = {"kind": Kind, "tier": Tier, "status": Status}
-_KNOWN = {f.name for f in dataclasses.fields(Memory)}
+#: the fields a client reads back (the vectors stay on the server)
+_KNOWN = {f.name for f in dataclasses.fields(Memory)} - {"embedding", "context_embedding"}
 
 
 def _time(value: Any) -> datetime | None:
     return None if value is None else datetime.fromisoformat(str(value))
 
 
+#: how a field comes back from its JSON form, when not as it is
+_READ: dict[str, Callable[[Any], Any]] = {
+    **dict.fromkeys(_TIMES, _time), "kind": Kind, "tier": Tier, "status": Status,
+    "metadata": lambda value: dict(value or {}),
+    "mentioned": lambda value: tuple((_time(x["start"]), _time(x["end"])) for x in value or ())}
+
+
 def memory(d: Mapping[str, Any]) -> Memory:
     """A ``Memory`` from ``Memory.to_dict()`` output (fields it does not know are ignored:
     a newer server may send more)."""
-    values: dict[str, Any] = {}
-    for name, value in d.items():
-        if name not in _KNOWN or name in ("embedding", "context_embedding"):
-            continue
-        if name in _TIMES:
-            value = _time(value)
-        elif name in _ENUMS:
-            value = _ENUMS[name](value)
-        elif name == "metadata":
-            value = dict(value or {})
-        elif name == "mentioned":
-            value = tuple((_time(x["start"]), _time(x["end"])) for x in value or ())
-        values[name] = value
-    return Memory(**values)
+    return Memory(**{name: _READ[name](value) if name in _READ else value
+                     for name, value in d.items() if name in _KNOWN})
 
 
 def relation(d: Mapping[str, Any]) -> Relation:
