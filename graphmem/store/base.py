@@ -200,8 +200,8 @@ def active_columns(rows: Sequence[Sequence[Any]]) -> ActiveColumns:
 
 
 def _floats(values: Sequence[Any]) -> np.ndarray:
-    """Numbers as float64, a missing one (None) as 0: numpy converts a column of 1M at once
-    (None becomes NaN) where a comprehension calling ``float`` took 0.95 s for four.
+    """Numbers as float64, a missing one (None) as 0: numpy converts a whole column at once
+    (None becomes NaN), much faster than a comprehension calling ``float`` (ADR 0018).
 
     Example:
         >>> _floats([0.5, None, 2]).tolist()
@@ -249,9 +249,6 @@ class MemoryStore(Protocol):
     # writes -----------------------------------------------------------------------------
     def apply(self, batch: WriteBatch) -> None:
         """Apply the whole batch in one transaction, or nothing of it."""
-
-    def touch(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
-        """Access bookkeeping in one batched write: access_count += 1, last_accessed_at = at."""
 
     # reads ------------------------------------------------------------------------------
     def get_memories(

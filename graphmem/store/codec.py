@@ -92,7 +92,7 @@ def _mentioned(value: Any) -> tuple[tuple[datetime, datetime], ...]:
 
 
 def _enum(cls: type[enum.Enum]) -> Any:
-    """A stored value as its member: a dict lookup (an Enum call costs ~0.8 us, and a
+    """A stored value as its member: a dict lookup (cheaper than an Enum call, and a
     retrieval decodes three per candidate); an unknown value raises as the call would."""
     members = {m.value: m for m in cls}
 
@@ -178,7 +178,7 @@ _fromtimestamp = datetime.fromtimestamp
 def candidate_row(row: Sequence[Any]) -> Candidate:
     """The ``Candidate`` of a record's ``CANDIDATE_FIELDS`` values (a field in ``LATER``
     already given its fallback when NULL). Spelled out, not planned per field: a retrieval
-    decodes a few hundred (4.6 -> 2 us each).
+    decodes a few hundred (ADR 0041).
 
     Example:
         >>> from dataclasses import replace

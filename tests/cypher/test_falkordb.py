@@ -53,7 +53,8 @@ def _seed(mem: GraphMemory, clock: Clock) -> dict[str, str]:
     promoted = mem.get(ids["fix"], namespace=NS).copy(surprise_score=0.4,
                                                        last_promoted_at=clock.now)
     mem.backend.apply(WriteBatch(NS, memories=[promoted]))  # no embedding: vectors kept
-    mem.backend.touch(NS, [ids["fix"]], clock.now)
+    mem.backend.apply(WriteBatch(NS, patches=[  # an access, as the access log writes it
+        (ids["fix"], {"access_count": 1, "last_accessed_at": clock.now})]))
     return ids
 
 
@@ -136,8 +137,8 @@ def test_falkordb_loses_vector_hits_after_set_but_graphmem_does_not(
     try:
         store.apply(WriteBatch("contract", memories=ms))
         ids = [m.id for m in ms]
-        for _ in range(3):
-            store.touch("contract", ids, ms[0].created_at)  # bookkeeping SETs, three rounds
+        for n in range(1, 4):  # bookkeeping SETs, three rounds
+            store.apply(WriteBatch("contract", patches=[(i, {"access_count": n}) for i in ids]))
         changed = ms[5].copy(tier=ms[5].tier, importance=0.9)  # an update with its vector
         store.apply(WriteBatch("contract", memories=[changed]))
         for i in (0, 5, 77, 199):

@@ -522,17 +522,6 @@ def test_session_members_and_time_window(store: MemoryStore) -> None:
     assert [m.id for m in after_all] == ["m10", "m11", "m12"]
 
 
-def test_touch_is_one_batched_bookkeeping_write(store: MemoryStore) -> None:
-    store.apply(WriteBatch(NS, memories=[memory(1), memory(2)]))
-    at = T0 + timedelta(days=2)
-    store.touch(NS, ["m1", "m2"], at)
-    store.touch(NS, ["m1"], at)
-    got = store.get_memories(NS, ["m1", "m2"])
-    assert got["m1"].access_count == 2 and got["m2"].access_count == 1
-    assert got["m1"].last_accessed_at == at
-    assert store.vector_topk(NS, vec(1), 1)[0][0] == "m1"  # still indexed after the SET
-
-
 def test_counts_and_iteration(store: MemoryStore) -> None:
     ms = [memory(i, tier=Tier.FAST if i < 3 else Tier.SLOW) for i in range(7)]
     store.apply(WriteBatch(NS, memories=ms, edges=[edge("m0", "m1"), edge("m1", "m2")]))

@@ -182,11 +182,6 @@ class CypherStore(CypherContext):  # the session context: cypher_context
                                            if e.type is rtype]
         self.conn.run(self._st("memory/write_batch"), params, write=True)
 
-    def touch(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
-        if ids:
-            self._run("memory/touch", True, namespace=namespace, ids=list(ids),
-                      at=at.timestamp())
-
     # reads ----------------------------------------------------------------------------------
     def get_memories(self, namespace: str, ids: Sequence[str], *,
                      embeddings: bool = False) -> dict[str, Memory]:
