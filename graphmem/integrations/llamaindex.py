@@ -96,10 +96,9 @@ class GraphMemBlock(BaseMemoryBlock[str]):
         clock = getattr(self.mem, "clock", utcnow)
         start = clock() if self._last is None else max(clock(), self._last + STEP)
         items = [{"content": f"{m.role.value}: {t}", "metadata": {"role": m.role.value},
-                  "created_at": start + i * STEP} for i, (m, t) in enumerate(texts)]
-        for item, (m, _) in zip(items, texts, strict=True):
-            if m.additional_kwargs.get("session_id") is not None:  # Memory's chat, when put by it
-                item["session_id"] = m.additional_kwargs["session_id"]
+                  "created_at": start + i * STEP,
+                  "session_id": m.additional_kwargs.get("session_id")}  # Memory's chat, if any
+                 for i, (m, t) in enumerate(texts)]
         await arun(call("store_many", items, namespace=self.namespace), self.mem)
         self._last = start + (len(items) - 1) * STEP
 
