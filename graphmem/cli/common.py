@@ -87,10 +87,8 @@ def handles_errors(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except GraphMemError as exc:
+        except (GraphMemError, OSError, json.JSONDecodeError) as exc:
             _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        except (OSError, json.JSONDecodeError) as exc:
-            _fail(str(exc).splitlines()[0])
     return wrapper  # type: ignore[return-value]
 
 
