@@ -521,9 +521,7 @@ def _few_summaries(results: list[Ranked], shown: int) -> list[Ranked]:
     head: list[Ranked] = []
     rest: list[Ranked] = []
     for r in results:
-        if r.candidate.kind is Kind.SUMMARY and shown <= 0:
-            rest.append(r)
-            continue
-        shown -= r.candidate.kind is Kind.SUMMARY
-        head.append(r)
+        summary = r.candidate.kind is Kind.SUMMARY
+        (rest if summary and shown <= 0 else head).append(r)
+        shown -= summary
     return head + rest
