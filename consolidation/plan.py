@@ -44,6 +44,10 @@ UNCLUSTERED = "in no cluster: HDBSCAN found no topic for it and no coherent grou
               "{n}+ memories formed within {days:g} days; it stays active"
 
 
+def no_progress(stage: str, done: int, total: int) -> None:
+    """No progress bar: what ``progress`` is when none is given."""
+
+
 @dataclass
 class Candidate:
     """An old memory consolidation may cluster.
@@ -114,7 +118,7 @@ class Planner:
 
     def __init__(self, core: Core, plan: Plan,
                  progress: Callable[[str, int, int], None] | None = None) -> None:
-        self.core, self.plan, self.progress = core, plan, progress
+        self.core, self.plan, self.progress = core, plan, progress or no_progress
         self.run_id, self.now = plan.run_id, plan.now
         self.store = core.store
         self.config = core.config.consolidation
@@ -158,10 +162,9 @@ class Planner:
         chat = small_talk([ClusterMember(c.content, c.vector, c.created_at, c.source,
                                          is_chit_chat(self.core.analyzer, c.content))
                            for c in cands], self.core.analyzer)
-        decided: list[tuple[list[int], policy.Decision]] = []
-        for idx in groups:
-            decided.append((idx, policy.decide(self._members(cands, chat, idx), vectors[idx],
-                                               clustering.coherence(vectors[idx]), cfg)))
+        decided = [(idx, policy.decide(self._members(cands, chat, idx), vectors[idx],
+                                       clustering.coherence(vectors[idx]), cfg))
+                   for idx in groups]
         # coherent clusters stand for their members; what must still leave becomes a digest
         held = {i for idx, d in decided if d.policy != "loose" for i in idx}
         archived = Counter(cands[i].tier for idx, d in decided for i in idx
@@ -189,8 +192,7 @@ class Planner:
                                          clustering.coherence(vectors[idx]), cfg)
             self._entry(ns, f"{ns}/{n}", cands, chat, idx, vectors, decision, phrases, plan)
             done += len(idx)
-            if self.progress is not None:
-                self.progress("plan", done, len(cands))
+            self.progress("plan", done, len(cands))
         for n, idx in enumerate(digests, start=len(decided)):
             vecs = vectors[idx]
             decision = policy.digest(self._members(cands, chat, idx), vecs,
@@ -200,8 +202,7 @@ class Planner:
         why = UNCLUSTERED.format(n=cfg.min_cluster_size, days=cfg.window_days)
         plan.unclustered.extend({"namespace": ns, "id": c.id, "preview": preview(c.content, 80),
                                  "why": why} for c in cands if c.id not in taken)
-        if self.progress is not None:
-            self.progress("plan", len(cands), len(cands))
+        self.progress("plan", len(cands), len(cands))
 
     @staticmethod
     def _members(cands: list[Candidate], chat: list[bool], idx: list[int]

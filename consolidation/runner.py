@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from graphmem.consolidation.plan import Plan, Planner, cluster_batch
+from graphmem.consolidation.plan import Plan, Planner, cluster_batch, no_progress
 from graphmem.engine.leases import dead_here
 from graphmem.errors import ConflictError, NotFoundError
 from graphmem.models import Status
@@ -84,7 +84,7 @@ class Consolidator:
         self.owner = ""  # of the lease, while a run holds it
         #: progress bars: called with (stage, done, total): "plan" counts candidates of a
         #: namespace as their clusters are decided, "apply" counts clusters written
-        self.progress = progress
+        self.progress = progress or no_progress
 
     # -- entry points ------------------------------------------------------------------------
     def run(self, namespace: str | None = None, *, dry_run: bool = False) -> ConsolidationRun:
@@ -186,8 +186,7 @@ class Consolidator:
             done.add(c["key"])
             if not c["archive"]:
                 continue
-            if self.progress is not None:
-                self.progress("apply", len(done), len(data["clusters"]))
+            self.progress("apply", len(done), len(data["clusters"]))
             if time.monotonic() - saved > 2.0:  # progress every few seconds: re-applying a
                 self._save(data)               # cluster after a crash changes nothing
                 self._heartbeat()

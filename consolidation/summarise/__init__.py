@@ -55,17 +55,12 @@ def make_summariser(config: ConsolidationConfig) -> Summariser:
     return ExtractiveSummariser(config)
 
 
-# -- the old entry point (until its caller passes ClusterMembers) -----------------------------
-def _members(texts: Sequence[str], vectors: np.ndarray,
-             chit_chat: Sequence[bool] | None) -> list[ClusterMember]:
-    flags = list(chit_chat) if chit_chat is not None else [False] * len(texts)
-    return [ClusterMember(t, np.asarray(v), None, None, c)
-            for t, v, c in zip(texts, vectors, flags, strict=True)]
-
-
 def extractive(texts: Sequence[str], vectors: np.ndarray, phrases: KeyPhrases,
                config: ConsolidationConfig, chit_chat: Sequence[bool] | None = None) -> str:
     """The extractive summary of members known only by text and vector (no time span;
     speakers from "Name: " labels)."""
-    return ExtractiveSummariser(config)(_members(texts, vectors, chit_chat), phrases)
+    flags = list(chit_chat) if chit_chat is not None else [False] * len(texts)
+    members = [ClusterMember(t, np.asarray(v), None, None, c)
+               for t, v, c in zip(texts, vectors, flags, strict=True)]
+    return ExtractiveSummariser(config)(members, phrases)
 

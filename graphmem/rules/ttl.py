@@ -31,9 +31,8 @@ def ttl_seconds(value: Any) -> float:
         ...
         graphmem.errors.ValidationError: ttl must be a positive number of seconds, got 0
     """
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValidationError(f"ttl must be a positive number of seconds, got {value!r}")
-    if not math.isfinite(value) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+            or value <= 0:
         raise ValidationError(f"ttl must be a positive number of seconds, got {value!r}")
     if value > MAX_TTL_SECONDS:
         raise ValidationError(f"ttl must be at most {MAX_TTL_SECONDS:.0f} seconds (a century)")
