@@ -18,6 +18,7 @@ from graphmem.errors import StoreError
 from graphmem.models import Kind, Relation, RelationType, Status
 from graphmem.store.base import WriteBatch
 from tests.conftest import Clock, FakeEmbedder, open_falkordb_store
+from tests.cypher.statements import browser_params, names, parameters
 
 NS = "ops"
 
@@ -58,7 +59,7 @@ def _seed(mem: GraphMemory, clock: Clock) -> dict[str, str]:
     return ids
 
 
-BROWSER = [n for n in cypher.names() if n.startswith("browser/")
+BROWSER = [n for n in names() if n.startswith("browser/")
            and "." not in n]
 
 
@@ -85,9 +86,9 @@ def test_browser_queries_run_on_falkordb(name: str, falkordb_server: Any, clock:
     with _open(falkordb_server, clock, fake_embedder) as mem:
         ids = _seed(mem, clock)
         st = cypher.load(name, "falkordb")
-        assert set(st.browser_params) == st.parameters or st.dialect == "falkordb"
+        assert set(browser_params(st)) == parameters(st) or st.dialect == "falkordb"
         params = {"namespace": NS, "id": ids["deploy"], "run_id": "run-1"}
-        rows = mem.backend.conn.run(st, {k: params[k] for k in st.parameters})  # type: ignore[attr-defined]
+        rows = mem.backend.conn.run(st, {k: params[k] for k in parameters(st)})  # type: ignore[attr-defined]
     _check_browser_rows(name, rows, ids)
 
 
@@ -208,7 +209,7 @@ def test_browser_queries_run_on_neo4j(name: str, neo4j_uri: str, clock: Clock,
         ids = _seed(mem, clock)
         st = cypher.load(name, "neo4j")
         params = {"namespace": NS, "id": ids["deploy"], "run_id": "run-1"}
-        rows = mem.backend.conn.run(st, {k: params[k] for k in st.parameters})  # type: ignore[attr-defined]
+        rows = mem.backend.conn.run(st, {k: params[k] for k in parameters(st)})  # type: ignore[attr-defined]
     _check_browser_rows(name, rows, ids)
 
 
@@ -222,7 +223,7 @@ def test_parameter_header_round_trips_every_value(falkordb_server: Any, value: A
     """Parameters travel as literals in FalkorDB's CYPHER header (our fast writer, not the
     client's): each comes back as sent, and nothing in a string is read as Cypher."""
     store = open_falkordb_store(falkordb_server)
-    st = cypher.Statement("test/echo", "falkordb", "RETURN $value AS value", {})
+    st = cypher.Statement("test/echo", "falkordb", "RETURN $value AS value")
     rows = store.conn.run(st, {"value": value})
     assert rows == [{"value": value}]  # floats: FalkorDB replies with 15 significant digits
     assert isinstance(rows[0]["value"], type(value))
@@ -230,7 +231,7 @@ def test_parameter_header_round_trips_every_value(falkordb_server: Any, value: A
 
 def test_parameter_header_rejects_what_it_cannot_write(falkordb_server: Any) -> None:
     store = open_falkordb_store(falkordb_server)
-    st = cypher.Statement("test/echo", "falkordb", "RETURN $value AS value", {})
+    st = cypher.Statement("test/echo", "falkordb", "RETURN $value AS value")
     for bad in ({"value": object()}, {"va`lue": 1}, {"value": {"": 1}}):
         with pytest.raises(StoreError):
             store.conn.run(st, bad)

@@ -76,7 +76,7 @@ def open_neo4j(request: pytest.FixtureRequest) -> MemoryStore:
 
     # a shared database: start each test from empty contract namespaces and leases
     wipe = Statement("test/wipe", "neo4j",
-                     "MATCH (n) WHERE n.namespace IN $ns OR n:GraphmemLease DETACH DELETE n", {})
+                     "MATCH (n) WHERE n.namespace IN $ns OR n:GraphmemLease DETACH DELETE n")
     store.conn.run(wipe, {"ns": [NS, "other"]}, write=True)
     return store
 
@@ -864,6 +864,7 @@ def test_neo4j_seeds_come_from_its_vector_and_fulltext_indexes(
     import neo4j
 
     from graphmem.cypher import load
+    from tests.cypher.statements import parameters
 
     store = open_neo4j(request)
     try:
@@ -883,7 +884,7 @@ def test_neo4j_seeds_come_from_its_vector_and_fulltext_indexes(
         ]
         with neo4j.GraphDatabase.driver(uri, auth=auth) as driver, driver.session() as s:
             for statement, params, procedure in cases:
-                params = {k: v for k, v in params.items() if k in statement.parameters}
+                params = {k: v for k, v in params.items() if k in parameters(statement)}
                 summary = s.run("PROFILE " + statement.body, params).consume()
                 steps = _plan_steps(summary.profile or {})
                 operators = [op for op, _ in steps]
