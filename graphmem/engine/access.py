@@ -84,10 +84,10 @@ class AccessLog:
         return self._record(ns, [(list(accesses), self.core.clock())], reinforce=reinforce,
                             agent=agent)
 
-    def _record(self, ns: str, groups: list[tuple[list[Access], datetime | None]], *,
+    def _record(self, ns: str, groups: list[tuple[list[Access], datetime]], *,
                 reinforce: bool = False, agent: str | None = None) -> dict[str, Memory]:
-        """Every access of ``groups`` (accesses, when; None: now) in order, in one read and
-        one batch: a memory accessed twice is counted twice, in one patch."""
+        """Every access of ``groups`` (accesses, when) in order, in one read and one batch:
+        a memory accessed twice is counted twice, in one patch."""
         if not any(accesses for accesses, _ in groups):
             return {}
         cfg = self.core.config
@@ -96,8 +96,7 @@ class AccessLog:
             fresh = self.core.store.get_memories(ns, ids)
             batch = WriteBatch(ns)
             patches: dict[str, dict[str, object]] = {}
-            for accesses, at in groups:
-                now = at or self.core.clock()
+            for accesses, now in groups:
                 for id, predicted in accesses:
                     m = fresh.get(id)
                     if m is None:
@@ -141,7 +140,7 @@ class AccessLog:
                 queued, self._queue = self._queue, []
                 self._busy, self._hurry = True, False
             try:
-                by_ns: dict[str, list[tuple[list[Access], datetime | None]]] = {}
+                by_ns: dict[str, list[tuple[list[Access], datetime]]] = {}
                 for ns, accesses, at in queued:
                     by_ns.setdefault(ns, []).append((accesses, at))
                 for ns, groups in by_ns.items():
