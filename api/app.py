@@ -290,8 +290,7 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
         codes = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}
         response = _error(exc.status_code, codes.get(exc.status_code, "http_error"),
                           str(exc.detail))
-        for name, value in (exc.headers or {}).items():
-            response.headers[name] = value
+        response.headers.update(exc.headers or {})
         if exc.status_code == 405:  # every method the path takes (one route per method)
             from starlette.routing import Match
 

@@ -60,18 +60,14 @@ class KeyStore:
                                "label": label, "created_at": time.time()})
         return key_id, key
 
-    def _version(self) -> object:
-        """The records' change token, when they have one (the key file: ``KeyFile.version``)."""
-        version = getattr(self.records, "version", None)
-        return None if version is None else version()
-
     def verify(self, key: str) -> Principal | None:
         """The key's principal, or None. A verdict is reused for ``ttl`` seconds, and for as
         long as records that can tell (the key file) have not changed since: a revocation
         counts from the next request, without a database read per request."""
         digest = _hash(key)
         now = time.monotonic()
-        version = self._version()
+        changes = getattr(self.records, "version", None)  # the key file's (``KeyFile.version``)
+        version: object = None if changes is None else changes()
         with self._lock:
             seen = self._seen.get(digest)
         if seen is not None and (now - seen[0] < self.ttl

@@ -35,8 +35,7 @@ def build_server(memory: GraphMemory | Callable[[], GraphMemory],
         "recall_index() for cheap previews, then entries() for the few you need; "
         "feedback() on what helped."))
     allow = set(allowed)
-    get = memory if callable(memory) and not isinstance(memory, GraphMemory) else (
-        lambda: memory)
+    get = memory if callable(memory) else (lambda: memory)
 
     def ns(namespace: str, role: str = "reader") -> str:
         return authorize(PRINCIPAL.get(), namespace, role, served=allow)

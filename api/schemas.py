@@ -29,6 +29,8 @@ NamespaceStr = Annotated[str, Field(pattern=NS_PATTERN, examples=["agent-42"],
                                                 "namespace")]
 IdStr = Annotated[str, Field(pattern=ID_PATTERN)]
 ShortText = Annotated[str, Field(max_length=256, pattern=TEXT_PATTERN)]
+#: a topic, an agent or a tool: not empty, not only whitespace
+Name = Annotated[str, Field(min_length=1, max_length=256, pattern=CONTENT_PATTERN)]
 #: a conclusion or a position: the memory's content adds the topic and the agent to it
 Statement = Annotated[str, Field(min_length=1, max_length=30_000, pattern=CONTENT_PATTERN)]
 Content = Annotated[str, Field(min_length=1, max_length=32_000, pattern=CONTENT_PATTERN,
@@ -511,7 +513,7 @@ class ConsensusIn(_In):
     """
 
     namespace: NamespaceStr
-    topic: Annotated[str, Field(min_length=1, max_length=256, pattern=CONTENT_PATTERN)]
+    topic: Name
     conclusion: Statement
     participants: list[ShortText] = Field(default=[], max_length=100)
     confidence: Unit = 0.8
@@ -527,8 +529,8 @@ class DissentIn(_In):
     """
 
     namespace: NamespaceStr
-    topic: Annotated[str, Field(min_length=1, max_length=256, pattern=CONTENT_PATTERN)]
-    agent: Annotated[str, Field(min_length=1, max_length=256, pattern=CONTENT_PATTERN)]
+    topic: Name
+    agent: Name
     position: Statement
     against: IdStr | None = None
 
@@ -542,7 +544,7 @@ class TopicIn(_In):
     """
 
     namespace: NamespaceStr
-    topic: Annotated[str, Field(min_length=1, max_length=256, pattern=CONTENT_PATTERN)]
+    topic: Name
     limit: Limit = 5
 
 
@@ -602,8 +604,8 @@ class CaptureIn(_In):
     """
 
     namespace: NamespaceStr
-    agent: Annotated[str, Field(min_length=1, max_length=256, pattern=CONTENT_PATTERN)]
-    tool: Annotated[str, Field(min_length=1, max_length=256, pattern=CONTENT_PATTERN)]
+    agent: Name
+    tool: Name
     input: Annotated[str, Field(max_length=100_000, pattern=TEXT_PATTERN)]
     output: Annotated[str, Field(max_length=100_000, pattern=TEXT_PATTERN)]
     ok: bool

@@ -283,7 +283,6 @@ class _GuardedMixin(_StreamsEndOnShutdown):
             self.shed()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._stop_waiting()
         self.guard.forget(self)
         super().connection_lost(exc)
 
@@ -301,7 +300,6 @@ class _GuardedMixin(_StreamsEndOnShutdown):
 
     def _refuse_large_head(self) -> None:
         if not self.transport.is_closing():
-            self._stop_waiting()
             self.guard.forget(self)
             self.guard.bit(self, "large_head")
             self.transport.write(HEAD_TOO_LARGE)
@@ -341,13 +339,12 @@ class _GuardedMixin(_StreamsEndOnShutdown):
         super().timeout_keep_alive_handler()
 
     def handle_websocket_upgrade(self, *args: Any) -> None:
-        self._stop_waiting()
         self.guard.forget(self)  # the WebSocket protocol owns the connection from here
         super().handle_websocket_upgrade(*args)
 
     def shed(self) -> None:
-        """Close the connection at once (no response: it has not sent a request)."""
-        self._stop_waiting()
+        """Close the connection at once (no response: it has not sent a request); the guard
+        has forgotten it already."""
         if not self.transport.is_closing():
             self.transport.abort()
 
@@ -356,9 +353,6 @@ class _GuardedMixin(_StreamsEndOnShutdown):
         waiting.pop(self, None)
         waiting[self] = self.loop.time()  # the newest waits longest to be swept or evicted
         self._head_bytes = 0
-
-    def _stop_waiting(self) -> None:
-        self.guard.waiting.pop(self, None)
 
     def head_timed_out(self) -> None:
         if self.transport.is_closing():

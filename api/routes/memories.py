@@ -21,7 +21,7 @@ _ONE = Rendered(s.MemoryOut)
 
 
 def _item(x: s.MemoryItem) -> MemoryInput:
-    data = x.model_dump(exclude={"relations"})
+    data = x.model_dump(exclude={"relations", "namespace"})
     data["relations"] = [RelationSpec(r.type, r.target_id, r.direction, r.score)
                          for r in x.relations]
     return MemoryInput(**data)
@@ -37,8 +37,7 @@ def create_memories(body: s.MemoryCreate | s.BatchCreate, who: Auth, mem: Mem,
                                      f"{settings.max_batch}")
         return _CREATED_MANY([m.to_dict() for m in mem.store_many(
             [_item(x) for x in body.items], namespace=ns)])
-    single = s.MemoryItem(**body.model_dump(exclude={"namespace"}))
-    return _CREATED(mem.store_many([_item(single)], namespace=ns)[0].to_dict())
+    return _CREATED(mem.store_many([_item(body)], namespace=ns)[0].to_dict())
 
 
 @router.get("/{memory_id}", response_model=s.MemoryOut)
