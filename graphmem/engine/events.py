@@ -10,8 +10,8 @@ an event it could not keep is counted, never waited for (writers are never slowe
 
 Example:
     >>> from datetime import UTC, datetime
-    >>> log = EventLog(retain=3, epoch="e1")
     >>> at = datetime(2026, 1, 1, tzinfo=UTC)
+    >>> log = EventLog(retain=3, epoch="e1", clock=lambda: at)
     >>> for i in range(4):
     ...     log.publish([MemoryEvent("stored", "ops", at, f"m{i}")])
     >>> [e.memory_id for e in log.subscribe("ops", after="e1-3").take()]  # a resume
@@ -28,7 +28,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from graphmem.errors import LimitExceededError, ValidationError
@@ -52,6 +52,7 @@ class MemoryEvent:
     a content preview, the edge, the run). ``id`` is given by the log.
 
     Example:
+        >>> from datetime import UTC
         >>> e = MemoryEvent("deleted", "ops", datetime(2026, 1, 1, tzinfo=UTC), "m1", id="a-7")
         >>> e.to_dict()["type"], e.to_dict()["at"]
         ('deleted', '2026-01-01T00:00:00+00:00')
@@ -78,9 +79,11 @@ class Subscription:
     from empty to not empty, so an asyncio consumer can be woken thread-safely. Close it.
 
     Example:
-        >>> log = EventLog(epoch="e1")
+        >>> from datetime import UTC
+        >>> at = datetime(2026, 1, 1, tzinfo=UTC)
+        >>> log = EventLog(epoch="e1", clock=lambda: at)
         >>> with log.subscribe("ops") as sub:
-        ...     log.publish([MemoryEvent("stored", "ops", datetime(2026, 1, 1, tzinfo=UTC))])
+        ...     log.publish([MemoryEvent("stored", "ops", at)])
         ...     [(e.id, e.type) for e in sub.take()], sub.last_id
         ([('e1-1', 'stored')], 'e1-1')
     """
@@ -162,17 +165,19 @@ class EventLog:
     Publishing costs a lock and an append when nobody listens.
 
     Example:
-        >>> log = EventLog(retain=2, epoch="e1")
-        >>> log.publish([MemoryEvent("stored", "ops", datetime(2026, 1, 1, tzinfo=UTC))])
+        >>> from datetime import UTC
+        >>> at = datetime(2026, 1, 1, tzinfo=UTC)
+        >>> log = EventLog(retain=2, epoch="e1", clock=lambda: at)
+        >>> log.publish([MemoryEvent("stored", "ops", at)])
         >>> log.parse("e1-1"), log.parse("e9-1"), log.listening()
         (1, None, 0)
     """
 
     def __init__(self, *, retain: int = DEFAULT_RETAIN, queue: int = DEFAULT_QUEUE,
                  max_listeners: int = DEFAULT_MAX_LISTENERS, epoch: str | None = None,
-                 clock: Callable[[], datetime] | None = None) -> None:
+                 clock: Callable[[], datetime]) -> None:
         self.epoch = epoch or uuid.uuid4().hex[:8]
-        #: the time of a notice (missed, overflow): the injected clock when there is one
+        #: the time of a notice (missed, overflow)
         self.clock = clock
         self.lock = threading.Lock()
         self.ring: deque[MemoryEvent] = deque(maxlen=retain)
@@ -251,9 +256,7 @@ class EventLog:
         """An event for one listener (missed, overflow): not in the log, no seq of its own;
         its id (``anchor``) is where the events after it resume."""
         anchor = anchor or f"{self.epoch}-{self.seq}"
-        at = self.clock() if self.clock is not None else \
-            self.ring[-1].at if self.ring else datetime.fromtimestamp(0, UTC)
-        return MemoryEvent(type_, namespace, at, None, data, id=str(anchor))
+        return MemoryEvent(type_, namespace, self.clock(), None, data, id=str(anchor))
 
     def parse(self, event_id: str) -> int | None:
         """The seq of an id of this log; None for one of another process."""

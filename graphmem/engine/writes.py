@@ -258,8 +258,7 @@ class Writer:
             return
         mean = self.config.write.context_embedding == "mean"
         need = [p for p in predecessor.values() if p is not None and p not in records]
-        known = dict(records)
-        known.update(self.store.get_memories(ns, need, embeddings=mean))
+        known = {**records, **self.store.get_memories(ns, need, embeddings=mean)}
         texts: list[str] = []
         targets: list[Memory] = []
         for node, pred in predecessor.items():
