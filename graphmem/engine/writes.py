@@ -132,10 +132,7 @@ class Writer:
     def __init__(self, core: Core) -> None:
         self.core = core
         self.store = core.store
-        self.embedder = core.embedder
-        self.analyzer = core.analyzer
         self.config = core.config
-        self.clock = core.clock
         #: concurrent single writes' contents share model calls (``embed_ahead``)
         self.batcher = QueryBatcher(core.embedder)
 
@@ -160,7 +157,7 @@ class Writer:
         self.core.vectors.check(ns)  # one model per namespace: refused before embedding
         if len(texts) == 1:
             return {texts[0]: self.batcher.embed_one(texts[0])}
-        return dict(zip(texts, self.embedder.embed(texts), strict=True))
+        return dict(zip(texts, self.core.embedder.embed(texts), strict=True))
 
     def store_many(self, namespace: str, inputs: Sequence[Input], *,
                    vectors: Mapping[str, np.ndarray] | None = None) -> list[Memory]:
@@ -188,7 +185,7 @@ class Writer:
             raise LimitExceededError(f"batch of {len(inputs)} memories, the limit is "
                                      f"{wc.max_batch}")
         items = [self._validate(MemoryInput.coerce(x)) for x in inputs]
-        now = self.clock()
+        now = self.core.clock()
         batch = WriteBatch(namespace=ns)
 
         # explicit ids: unique in the batch and not taken in the namespace
@@ -231,7 +228,7 @@ class Writer:
             todo = list(dict.fromkeys(it.spec.content for it in fresh
                                       if it.spec.content not in known))
             if todo:
-                known.update(zip(todo, self.embedder.embed(todo), strict=True))
+                known.update(zip(todo, self.core.embedder.embed(todo), strict=True))
             for it in fresh:
                 it.memory.embedding = known[it.spec.content]
         records = {it.memory.id: it.memory for it in items}
@@ -267,7 +264,7 @@ class Writer:
                 m.context_keywords, m.context_embedding = "", None
                 continue
             text = context_text(known[pred].content, m.content)
-            m.context_keywords = self.analyzer.index_text(text, m.created_at)
+            m.context_keywords = self.core.analyzer.index_text(text, m.created_at)
             before = known[pred].embedding
             if mean and before is not None and m.embedding is not None:
                 m.context_embedding = mean_vector(before, m.embedding)
@@ -275,7 +272,7 @@ class Writer:
             texts.append(text)
             targets.append(m)
         if texts:
-            for m, vec in zip(targets, self.embedder.embed(texts), strict=True):
+            for m, vec in zip(targets, self.core.embedder.embed(texts), strict=True):
                 m.context_embedding = vec
 
     def session_plan(self, ns: str, session_id: str, new: Sequence[Memory] = (),
@@ -330,7 +327,7 @@ class Writer:
             topic=s.topic, session_id=s.session_id, metadata=s.metadata or {},
             status=Status.ACTIVE, content_hash=it.hash, type=s.type or "observation",
             valid_from=s.valid_from, valid_until=s.valid_until,
-            keywords=self.analyzer.index_text(
+            keywords=self.core.analyzer.index_text(
                 s.content, created if self.config.write.date_in_keywords else None),
             mentioned=mentioned_times(s.content, created),
             expires_at=ttl_rule.expiry(now, s.ttl),
@@ -351,7 +348,7 @@ class Writer:
         for it in fresh:
             if it.memory.session_id is not None:
                 sessions.setdefault(it.memory.session_id, []).append(it.memory)
-        now = self.clock()
+        now = self.core.clock()
         changed: dict[str, str | None] = {}
         for sid, new in sessions.items():
             # the version first: a writer that changes the chain after this read makes
