@@ -1,7 +1,8 @@
 """graphmem as a Model Context Protocol server (official ``mcp`` SDK): the tools an agent
 needs - remember, recall, recall_index, timeline, entries, relate, feedback, pin, and what
 agents remember: list_memories, history, supersede, capture_tool, record_consensus,
-record_dissent, find_similar, stream.
+record_dissent, find_similar, stream, summarize; and the session context: context_set /
+context_get / context_list / context_delete, message_add / messages.
 
 Every tool takes a ``namespace``; the server only serves the namespaces it was started for
 (``allowed``; ``*`` for all). Tool errors come back as MCP tool errors with graphmem's message.
@@ -17,7 +18,6 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from graphmem.api import mcp_sessions as sessions
 from graphmem.api.auth import Principal, authorize
 from graphmem.errors import GraphMemError
 from graphmem.memory import GraphMemory
@@ -195,5 +195,45 @@ def build_server(memory: GraphMemory | Callable[[], GraphMemory],
         return get().summarize(namespace=ns(namespace), agent=agent, session_id=session_id,
                                since=since, until=until).to_dict()
 
-    sessions.register(tool, get, ns)  # the session context (issue 48)
+    # the session context (ADR 0063): a session's keys and recent messages, with a TTL
+    @tool
+    def context_set(session_id: str, key: str, value: Any, namespace: str,
+                    ttl: float | None = None) -> dict[str, Any]:
+        """Set a key of a session's short-term context (any JSON value); it expires ttl
+        seconds from now (default one hour)."""
+        return get().context_set(session_id, key, value, ttl=ttl,
+                                 namespace=ns(namespace, "writer")).to_dict()
+
+    @tool
+    def context_get(session_id: str, key: str, namespace: str) -> dict[str, Any]:
+        """One key of a session's context: found false when missing or expired."""
+        entry = get().context_entry(session_id, key, namespace=ns(namespace))
+        return {"found": False, "key": key, "value": None} if entry is None else {
+            "found": True} | entry.to_dict()
+
+    @tool
+    def context_list(session_id: str, namespace: str) -> dict[str, Any]:
+        """A session's unexpired context as {key: value}."""
+        return get().context_list(session_id, namespace=ns(namespace))
+
+    @tool
+    def context_delete(session_id: str, namespace: str, key: str | None = None
+                       ) -> dict[str, int]:
+        """Delete one key of a session's context, or (no key) all of it."""
+        return {"deleted": get().context_delete(session_id, key,
+                                                namespace=ns(namespace, "writer"))}
+
+    @tool
+    def message_add(session_id: str, message: Any, namespace: str,
+                    ttl: float | None = None) -> dict[str, str]:
+        """Append a message (any JSON value) to a session's recent messages (the newest 50
+        are kept; each expires ttl seconds from now, default one hour)."""
+        at = get().message_add(session_id, message, ttl=ttl, namespace=ns(namespace, "writer"))
+        return {"expires_at": at.isoformat()}
+
+    @tool
+    def messages(session_id: str, namespace: str, limit: int | None = None) -> list[Any]:
+        """A session's unexpired recent messages, oldest first (limit: only the newest)."""
+        return get().messages(session_id, namespace=ns(namespace), limit=limit)
+
     return server
