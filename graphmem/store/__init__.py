@@ -35,15 +35,14 @@ def make_store(target: str | Path, config: GraphMemConfig, *, create: bool = Tru
 
         pw = sc.neo4j_password.get_secret_value() if sc.neo4j_password else None
         return CypherStore(Neo4jConnection(text, user=sc.neo4j_user, password=pw,
-                                           database=sc.neo4j_database), dim=dim,
-                           dedupe=config.write.dedupe)
+                                           database=sc.neo4j_database), dedupe=config.write.dedupe)
     if text.startswith(FALKORDB_SCHEMES):
         from graphmem.store.graph.falkordb_conn import FalkorDBConnection
         from graphmem.store.graph.store import CypherStore
 
         pw = sc.falkordb_password.get_secret_value() if sc.falkordb_password else None
         return CypherStore(FalkorDBConnection(text, graph=sc.falkordb_graph, password=pw),
-                           dim=dim, dedupe=config.write.dedupe)
+                           dedupe=config.write.dedupe)
     from graphmem.store.sqlite.store import SQLiteStore
 
     return SQLiteStore(target, dim=dim, config=sc, tuning=config.tuning, create=create)

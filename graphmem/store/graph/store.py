@@ -113,7 +113,7 @@ class CypherStore(CypherContext):  # the session context: cypher_context
     #: a retrieval mostly waits on the server's round trips (ADR 0051)
     cpu_bound = False
 
-    def __init__(self, connection: Connection, *, dim: int = 384, dedupe: bool = True) -> None:
+    def __init__(self, connection: Connection, *, dedupe: bool = True) -> None:
         self.conn = connection
         #: new active memories hold their content hash under a uniqueness constraint
         #: (``write.dedupe``; issue 45)
@@ -122,7 +122,6 @@ class CypherStore(CypherContext):  # the session context: cypher_context
         #: survived the join: sizes the next first fetch (a hint; never changes an answer)
         self._survival: dict[tuple[Any, ...], float] = {}
         self.dialect = connection.dialect
-        self.dim = dim
 
     def _st(self, name: str) -> cypher.Statement:
         return cypher.load(name, self.dialect)
