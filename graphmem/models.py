@@ -248,6 +248,20 @@ _SHOWN_DICTS = tuple(i for i, n in enumerate(_SHOWN) if _TYPES[n].startswith("di
 _SHOWN_MENTIONED = _SHOWN.index("mentioned")
 
 
+def _plain_fields(record: Any) -> dict[str, Any]:
+    """A flat record's fields as JSON, in their order: times as ISO 8601, enums as their
+    values, tuples as lists."""
+    out: dict[str, Any] = {}
+    for f in fields(record):
+        value = getattr(record, f.name)
+        if isinstance(value, datetime):
+            value = value.isoformat()
+        elif isinstance(value, enum.Enum):
+            value = value.value
+        out[f.name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
 def spans_dict(spans: Any) -> list[dict[str, str]]:
     """Mentioned times as JSON: ``[{"start": iso, "end": iso}, ...]`` (end exclusive).
 
@@ -282,15 +296,7 @@ class Relation:
         return (self.source_id, self.target_id, self.type)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "source_id": self.source_id,
-            "target_id": self.target_id,
-            "type": self.type.value,
-            "namespace": self.namespace,
-            "score": self.score,
-            "created_at": self.created_at.isoformat(),
-            "source": self.source.value,
-        }
+        return _plain_fields(self)
 
 
 class TransitionKind(enum.StrEnum):
@@ -517,16 +523,7 @@ class IndexEntry:
     disputed: bool
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "preview": self.preview,
-            "tier": self.tier.value,
-            "score": self.score,
-            "token_estimate": self.token_estimate,
-            "created_at": self.created_at.isoformat(),
-            "session_id": self.session_id,
-            "disputed": self.disputed,
-        }
+        return _plain_fields(self)
 
 
 @dataclass(slots=True)
@@ -609,10 +606,7 @@ class HistoryEntry:
     to_status: Status | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"event": self.event, "at": self.at.isoformat(), "reason": self.reason,
-                "content": self.content,
-                **{k: None if getattr(self, k) is None else getattr(self, k).value
-                   for k in ("from_tier", "to_tier", "from_status", "to_status")}}
+        return _plain_fields(self)
 
 
 @dataclass(slots=True)
@@ -649,4 +643,4 @@ class StreamSummary:
     ids: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "ids": list(self.ids)}
+        return _plain_fields(self)
