@@ -223,13 +223,12 @@ class Ranking:
         """The query's terms, their statistics, the terms that seed and the keyword seeds
         ranked by the namespace's BM25 (none of it needs the query's vector)."""
         rc = self.config.retrieval
-        ns = q.namespace
         terms = self.analyzer.query_terms(keyword_query(q.text, q.window))
-        stats = self.store.keyword_stats(ns, terms) if terms else None
+        stats = self.store.keyword_stats(q.namespace, terms) if terms else None
         seed_terms, newest = self._seed_terms(terms, stats)
         asked = (self.config.tuning.newest_pool if newest else
                  self.config.tuning.keyword_pool or self.store.keyword_pool)
-        found = self.store.keyword_candidates(ns, seed_terms, max(rc.keyword_k, asked),
+        found = self.store.keyword_candidates(q.namespace, seed_terms, max(rc.keyword_k, asked),
                                               tiers=q.tiers, statuses=q.statuses, newest=newest)
         keyword = self._rescore_keyword(seed_terms, stats, found)[: rc.keyword_k]
         return Keywords(terms, stats, keyword)
