@@ -25,7 +25,7 @@ class HotCache:
     Example:
         >>> from datetime import UTC, datetime
         >>> cache = HotCache(CacheConfig(), clock=lambda: datetime(2026, 1, 1, tzinfo=UTC))
-        >>> cache.put("ops", ("ops", "q"), 0, [])
+        >>> cache.put(("ops", "q"), 0, [])
         >>> cache.get("ops", ("ops", "q"), 0), cache.get("ops", ("ops", "q"), 1)
         ([], None)
         >>> cache.hits["ops"], cache.misses["ops"]
@@ -63,8 +63,7 @@ class HotCache:
             self.misses[ns] += 1
         return None
 
-    def put(self, ns: str, key: Hashable, generation: int,
-            results: list[RetrievalResult]) -> None:
+    def put(self, key: Hashable, generation: int, results: list[RetrievalResult]) -> None:
         if not self.enabled:
             return
         entry = (generation, self.clock(), [_copy(r) for r in results])

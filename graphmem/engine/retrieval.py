@@ -179,7 +179,7 @@ class Retriever:
         for r in results:
             r.memory.embedding = None
             r.memory.context_embedding = None
-        self.cache.put(q.namespace, q.key(), generation, results)
+        self.cache.put(q.key(), generation, results)
         return results
 
     def close(self) -> None:
