@@ -12,7 +12,7 @@ import ipaddress
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -212,8 +212,7 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
     # graph database are remembered for key_cache_seconds
     keys = None if settings.keys_in_store else KeyStore(settings.keys_path(), ttl=0)
     registry = CollectorRegistry()
-    requests = Counter("graphmem_requests_total", "HTTP requests", ["route", "method",
-                                                                    "status"],
+    requests = Counter("graphmem_requests_total", "HTTP requests", ["route", "method", "status"],
                        registry=registry)
     latency = Histogram("graphmem_request_seconds", "HTTP request latency", ["route"],
                         registry=registry)
@@ -248,13 +247,12 @@ def create_app(settings: Settings, *, memory: GraphMemory | None = None) -> Fast
             from graphmem.engine.scheduler import start_scheduler
 
             scheduler = start_scheduler(mem)
+        # a session manager runs once per process (test clients may enter the lifespan
+        # again: MCP stays off then)
+        ran, app.state.mcp_ran = getattr(app.state, "mcp_ran", False), True
         try:
-            if getattr(app.state, "mcp_ran", False):  # a session manager runs once per
-                yield                                   # process (test clients may enter the
-            else:                                       # lifespan again: MCP stays off then)
-                app.state.mcp_ran = True
-                async with mcp.session_manager.run():
-                    yield
+            async with nullcontext() if ran else mcp.session_manager.run():
+                yield
         finally:
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
