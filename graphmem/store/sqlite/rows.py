@@ -192,14 +192,11 @@ def time_window(conn: sqlite3.Connection, namespace: str, anchor: Memory, *, bef
     if now is not None:  # without those whose own TTL ran out (issue 48)
         where += " AND (expires_at IS NULL OR expires_at > ?)"
         params.append(now.timestamp())
-    earlier = select(
-        conn, f"SELECT {{cols}} FROM memories WHERE {where} AND (created_at < ? OR "
-        "(created_at = ? AND pk < ?)) ORDER BY created_at DESC, pk DESC LIMIT ?",
-        (*params, ts, ts, pk, before)) if before > 0 else []
-    later = select(
-        conn, f"SELECT {{cols}} FROM memories WHERE {where} AND (created_at > ? OR "
-        "(created_at = ? AND pk > ?)) ORDER BY created_at, pk LIMIT ?",
-        (*params, ts, ts, pk, after)) if after > 0 else []
+    earlier, later = (select(
+        conn, f"SELECT {{cols}} FROM memories WHERE {where} AND (created_at {cmp} ? OR "
+        f"(created_at = ? AND pk {cmp} ?)) ORDER BY created_at {order}, pk {order} LIMIT ?",
+        (*params, ts, ts, pk, n)) if n > 0 else []
+        for cmp, order, n in (("<", "DESC", before), (">", "ASC", after)))
     return earlier, later
 
 
