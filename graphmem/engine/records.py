@@ -166,13 +166,10 @@ def import_records(core: Core, lock: AbstractContextManager[Any],
                 m.embedding = vec
             no_context.extend(m.id for m in todo
                               if m.context_embedding is None and m.session_id is not None)
-        with lock:
+        with lock:  # an edge's ends are in this batch or stored already
             ids = {m.id for m in pending.memories}
-            for e in pending.edges:
-                for end in (e.source_id, e.target_id):
-                    if end not in ids:
-                        ids.add(end)
-                        core.require(ns, [end])
+            core.require(ns, list(dict.fromkeys(end for e in pending.edges for end in
+                                                (e.source_id, e.target_id) if end not in ids)))
             core.apply(pending)
         counts[0] += len(pending.memories)
         counts[1] += len(pending.edges)
