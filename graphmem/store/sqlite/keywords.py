@@ -2,7 +2,7 @@
 
 Two tables (schema v6): ``keyword_docs`` holds per namespace and field (0 keywords, 1
 context_keywords) the documents with a non-empty field and their total length;
-``keyword_terms`` the document frequency of each term. ``apply`` updates both inside the
+``keyword_terms`` the document frequency of each term. ``write`` updates both inside the
 write's transaction from the fields a batch replaces or deletes and the fields it writes, so
 opening a store reads nothing (it counted every memory's terms before: ~11 s at 1M) and a
 query reads its own terms' rows only (ADR 0018).

@@ -1,7 +1,7 @@
 """The embedded store's reads: SQL over one connection, and the rows decoded into models.
 
 Plain functions of a ``sqlite3.Connection``; ``SQLiteStore`` chooses the connection and holds
-its locks around each call (``sqlite.py``), the writes are ``sqlite_writes``. Every value goes
+its locks around each call (``store.py``), the writes are ``writes.py``. Every value goes
 in as a parameter; column names come from ``codec.MEMORY_FIELDS`` and ``SORT_FIELDS`` only.
 """
 

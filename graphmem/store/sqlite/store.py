@@ -1,9 +1,10 @@
 """Embedded default store: SQLite (WAL, FTS5) + each namespace's vectors in memory
 (``graphmem.store.ann``: exact numpy top-k, faiss indexes past ``TuningConfig.ann_min``).
 
-The SQL lives beside it: ``sqlite_rows`` (reads and row decoding), ``sqlite_writes`` (a
-write batch's statements), ``sqlite_keywords`` (BM25 statistics), ``sqlite_jobs``
-(consolidation runs and leases), ``sqlite_schema`` (migrations); this class owns the
+The SQL lives beside it in ``store/sqlite/`` (imported here as ``sqlite_<module>``):
+``rows`` (reads and row decoding), ``writes`` (a write batch's statements), ``keywords``
+(BM25 statistics), ``jobs`` (consolidation runs and leases), ``counters`` (event windows),
+``context`` (the session context), ``schema`` (migrations); this class owns the
 connections, the locks and the in-memory vectors.
 
 SQLite is the source of truth; a namespace's vectors are loaded on its first use (opening
@@ -82,7 +83,7 @@ _FTS_MERGE_AT_CLOSE = 1000
 _TOTAL_EVERY = 256
 
 
-class SQLiteStore(SQLiteContext):  # the session context: sqlite_context
+class SQLiteStore(SQLiteContext):  # the session context: context.py
     """The embedded store over one data folder (see module docstring).
 
     Example:
