@@ -132,8 +132,7 @@ def _rare_words(core: Core, ns: str, m: Memory, n: int = 4) -> list[str]:
     if not seen:
         return []
     stats = core.store.keyword_stats(ns, list(seen))[0]
-    order = list(seen)
-    rarest = sorted(order, key=lambda t: (stats.df.get(t, 0), order.index(t)))[:n]
+    rarest = sorted(seen, key=lambda t: stats.df.get(t, 0))[:n]  # stable: ties as written
     return [seen[t] for t in rarest]
 
 

@@ -72,10 +72,10 @@ _NOT_HEAD = frozenset(
     incredible quick slow easy difficult ready able possible sure whole such safe loving
     caring inspiring exciting interesting rewarding relaxing calming touching""".split())
 
-#: not a key phrase word, not an informative word
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+#: not a key phrase word, not an informative word (dates are facts, not topics)
 PHRASE_STOP = STOP_WORDS | _ENGLISH | CHIT_CHAT_WORDS | FILLER_WORDS | COMMON_VERBS \
-    | frozenset(MONTHS) | frozenset("""monday tuesday wednesday thursday friday saturday
-    sunday""".split())  # dates are facts, not topics
+    | frozenset(MONTHS) | frozenset(_WEEKDAYS)
 
 _DETERMINERS = frozenset(
     """a an the my your his her our their this these those its some any each every no another
@@ -97,7 +97,6 @@ _OBJECT_STARTERS = frozenset(
     "out you myself yourself himself herself itself ourselves yourselves themselves".split())
 _NUMBER_WORDS = ("two three four five six seven eight nine ten eleven twelve twenty thirty "
                  "forty fifty hundred").split()
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTH_NAMES = "|".join(m.capitalize() for m in MONTHS)
 _TOKEN = re.compile(r"(?P<w>[^\W\d_](?:[^\W\d_]|['\u2019-](?=[^\W\d_]))*)"
                     r"|(?P<n>[$€£]?\d+(?:[.,:]\d+)*%?(?:st|nd|rd|th|k|K)?)"

@@ -418,7 +418,7 @@ _HANDLERS: dict[str, Any] = {
     if g["mod"].lower() == "past" and g["unit"].lower() != "weekend" else _rel(
         g["unit"].lower(), d, {"last": -1, "previous": -1, "past": -1, "this": 0}.get(
             g["mod"].lower(), 1)),
-    "in_n": lambda g, d: _h_ago({**g, "dir": "later"}, d),
+    "in_n": _h_ago,  # no "dir" group: later
     "other_day": lambda g, d: (d - 6 * _DAY, d - _DAY),
     "weekday": lambda g, d: _h_weekday(g, d),
 }
