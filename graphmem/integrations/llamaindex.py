@@ -88,8 +88,8 @@ class GraphMemBlock(BaseMemoryBlock[str]):
         return "\n".join(f"- {h.memory.content}" for h in hits)
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
-        texts = [(m, message_text(m)) for m in messages]
-        texts = [(m, t) for m, t in texts if t]  # an image or a bare tool call: nothing to recall
+        # an image or a bare tool call: nothing to recall
+        texts = [(m, t) for m in messages if (t := message_text(m))]
         if not texts:
             return
         # a message's event time follows the one before it, so the session keeps its order
