@@ -187,21 +187,12 @@ def _to_v6(conn: sqlite3.Connection) -> None:
 # held two float32 blobs (3 KB of 384 dims): one 4 KB page per memory, 3.9 GB at 1M, which a
 # retrieval's candidate rows read from a cold cache; without them ~10 rows share a page. The
 # table is rebuilt (SQLite's DROP COLUMN rewrites rows in place, leaving pages a third full),
-# pks kept: the full-text rowids, the mapped rows and the saved codes stay valid
-_INDEXES_V7 = """
-CREATE INDEX IF NOT EXISTS ix_memories_hash ON memories (namespace, content_hash);
-CREATE INDEX IF NOT EXISTS ix_memories_session ON memories (namespace, session_id, created_at);
-CREATE INDEX IF NOT EXISTS ix_memories_tier ON memories (namespace, tier, status);
-CREATE INDEX IF NOT EXISTS ix_memories_created ON memories (namespace, created_at);
-CREATE INDEX IF NOT EXISTS ix_memories_stored ON memories (namespace, stored_at)
-"""
-
-
+# pks kept: the full-text rowids, the mapped rows and the saved indexes stay valid
 def _to_v7(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE IF NOT EXISTS vectors (pk INTEGER PRIMARY KEY, "
                  "embedding BLOB NOT NULL, context_embedding BLOB)")
-    columns = [r[1] for r in conn.execute("PRAGMA table_info(memories)")]
-    if "embedding" not in columns:
+    info = conn.execute("PRAGMA table_info(memories)").fetchall()
+    if "embedding" not in {r[1] for r in info}:
         return  # already apart (a version number set back by hand)
     rows = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
     if rows:
@@ -210,7 +201,8 @@ def _to_v7(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO vectors (pk, embedding, context_embedding) SELECT pk, "
                  "embedding, context_embedding FROM memories WHERE embedding IS NOT NULL "
                  "ORDER BY pk")
-    info = conn.execute("PRAGMA table_info(memories)").fetchall()
+    indexes = [r[0] for r in conn.execute("SELECT sql FROM sqlite_master WHERE type = 'index' "
+                                          "AND tbl_name = 'memories' AND sql IS NOT NULL")]
     conn.execute(_without_vectors(info))
     names = ", ".join(r[1] for r in info if r[1] not in _VECTOR_COLUMNS)  # the table's own
     conn.execute(f"INSERT INTO memories_v7 ({names}) SELECT {names} FROM memories ORDER BY pk")
@@ -218,7 +210,8 @@ def _to_v7(conn: sqlite3.Connection) -> None:
     with _no_secure_delete(conn):
         conn.execute("DROP TABLE memories")
     conn.execute("ALTER TABLE memories_v7 RENAME TO memories")
-    _run(conn, _INDEXES_V7)
+    for index in indexes:  # the old table's, dropped with it
+        conn.execute(index)
 
 
 _VECTOR_COLUMNS = ("embedding", "context_embedding")
