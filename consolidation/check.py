@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import logging
 import re
-import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from graphmem.consolidation.plan import Plan, cluster_batch
@@ -145,20 +144,15 @@ def _scratch(core: Core, ns: str) -> Iterator[Retriever]:
     from graphmem.engine.retrieval import Retriever
     from graphmem.store import make_store
 
-    folder = tempfile.mkdtemp(prefix="graphmem-check-")
-    store = retriever = None
-    try:
+    with tempfile.TemporaryDirectory(prefix="graphmem-check-",
+                                     ignore_cleanup_errors=True) as folder, ExitStack() as stack:
         store = make_store(folder, core.config)
+        stack.callback(store.close)
         store.open()
         retriever = Retriever(Core(store, core.embedder, core.analyzer, core.config, core.clock))
+        stack.callback(retriever.close)
         for page in core.store.iter_memories(ns, embeddings=True):
             retriever.core.apply(WriteBatch(ns, memories=page))
         for edges in core.store.iter_edges(ns):
             retriever.core.apply(WriteBatch(ns, edges=edges))
         yield retriever
-    finally:
-        if retriever is not None:
-            retriever.close()
-        if store is not None:
-            store.close()
-        shutil.rmtree(folder, ignore_errors=True)

@@ -561,8 +561,7 @@ class MemoryInput:
         if isinstance(item, str):
             return cls(content=item)
         if isinstance(item, dict):
-            known = {f.name for f in fields(cls)}
-            unknown = set(item) - known
+            unknown = set(item) - {f.name for f in fields(cls)}
             if unknown:
                 raise ValidationError(f"unknown memory field(s): {', '.join(sorted(unknown))}")
             return cls(**item)

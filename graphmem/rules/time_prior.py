@@ -76,11 +76,8 @@ def window_words(window: TimeSpan) -> list[str]:
     half, its years up to a year, none beyond."""
     last = window.end - timedelta(microseconds=1)
     if window.end - window.start <= timedelta(days=45):
-        months = [(window.start.year, window.start.month)]
-        if (last.year, last.month) != months[0]:
-            months.append((last.year, last.month))
-        words = [MONTHS[m - 1] for _, m in months]
-        return words + sorted({str(y) for y, _ in months})
+        months = dict.fromkeys([(window.start.year, window.start.month), (last.year, last.month)])
+        return [MONTHS[m - 1] for _, m in months] + sorted({str(y) for y, _ in months})
     if window.end - window.start <= timedelta(days=366):
         return sorted({str(window.start.year), str(last.year)})
     return []
