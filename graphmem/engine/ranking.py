@@ -264,8 +264,8 @@ class Ranking:
                                      if m.status is not Status.ACTIVE]) \
             if q.archived != "hidden" else {}
         now = self.clock()
-        ids = [i for i in pool if i in memories and _keep(memories[i], q, lineage, now)]
-        ids.sort()  # deterministic order for ties
+        # sorted: ties break alike on every run
+        ids = sorted(i for i in pool if i in memories and _keep(memories[i], q, lineage, now))
         return _Pool(ids, memories, cosines, lineage, now)
 
     def rerank(self, q: Query, keywords: Keywords, walked: _Walked, pool: _Pool
@@ -295,7 +295,6 @@ class Ranking:
         max_access = max((memories[i].access_count for i in cands), default=0)
         computed = self.config.importance.computed
         pairs = scoring.weighted(w)
-        reasons: dict[str, str] = {}
         results: list[Ranked] = []
         for i in cands:
             m = memories[i]
@@ -322,12 +321,11 @@ class Ranking:
             if q.archived != "hidden" and m.kind is Kind.SUMMARY and w.summary:
                 score -= w.summary  # its members are reached: they speak first (ADR 0059)
                 terms_i["summary"] = 1.0
+            why = ""  # the time term's reason in words
             if q.window is not None:  # the time the query names (issue 49, ADR 0061)
                 near, why = proximity(q.window, m.created_at, m.mentioned)
                 terms_i["time"] = near
                 score += w.time * near
-                if why:
-                    reasons[i] = why
             if i in lineage:  # an archived memory, reached through its summary
                 if q.archived == "below":  # the default view: below active peers (ADR 0059)
                     score -= w.archived
@@ -336,8 +334,7 @@ class Ranking:
                                 steps=(PathStep(RelationType.SUMMARIZES, True),))
             else:
                 path = reached[i].path if i in reached else WalkPath(nodes=(i,))
-            results.append(Ranked(m, score, terms_i, path,
-                                  {"time": reasons[i]} if i in reasons else None))
+            results.append(Ranked(m, score, terms_i, path, {"time": why} if why else None))
         return results
 
     def order(self, q: Query, results: list[Ranked]) -> list[Ranked]:
