@@ -43,7 +43,7 @@ def write_held_open(store: SQLiteStore, m: Memory) -> tuple[threading.Thread, th
     """A thread writing ``m``, held inside its transaction (after the work) until the event
     returned is set."""
     in_transaction, finish = threading.Event(), threading.Event()
-    transaction = store._transaction
+    write = store._write
 
     def slow(work: object) -> object:
         def held(conn: object) -> object:
@@ -51,9 +51,9 @@ def write_held_open(store: SQLiteStore, m: Memory) -> tuple[threading.Thread, th
             in_transaction.set()
             finish.wait(10)
             return result
-        return transaction(held)
+        return write(held)
 
-    store._transaction = slow  # type: ignore[method-assign, assignment]
+    store._write = slow  # type: ignore[method-assign, assignment]
     writer = threading.Thread(target=store.apply, args=(WriteBatch(NS, memories=[m]),))
     writer.start()
     assert in_transaction.wait(10)

@@ -39,14 +39,17 @@ def run_counts(conn: sqlite3.Connection) -> dict[str, int]:
 
 
 def take_lease(conn: sqlite3.Connection, name: str, owner: str, until: datetime,
-               now: datetime) -> None:
-    """Give ``name`` to ``owner`` until ``until`` if it is free, expired or already theirs."""
+               now: datetime) -> bool:
+    """Give ``name`` to ``owner`` until ``until`` if it is free, expired or already theirs;
+    whether ``owner`` holds it now."""
     conn.execute(
         "INSERT INTO leases (name, owner, expires_at) VALUES (?, ?, ?) "
         "ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, "
         "expires_at = excluded.expires_at "
         "WHERE leases.owner = excluded.owner OR leases.expires_at <= ?",
         (name, owner, until.timestamp(), now.timestamp()))
+    held = lease_holder(conn, name)
+    return held is not None and held[0] == owner
 
 
 def lease_holder(conn: sqlite3.Connection, name: str) -> tuple[str, datetime] | None:

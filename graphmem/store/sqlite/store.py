@@ -214,29 +214,18 @@ class SQLiteStore(SQLiteContext):  # the session context: context.py
         writes off."""
         if write and self._lock.reading_here():
             raise StoreError("a write inside a read")  # a bug: it would see a stale snapshot
-        if not write:
-            with self._lock.read():
-                borrowed = borrow and self._write_mutex.acquire(blocking=False)
-                if borrowed:
-                    self._local.borrowed = getattr(self._local, "borrowed", 0) + 1
-                try:
-                    yield
-                except sqlite3.Error as exc:
-                    raise StoreError(f"SQLite store failed: {exc}") from exc
-                finally:
-                    if borrowed:
-                        self._local.borrowed -= 1
-                        self._write_mutex.release()
-            return
-        with self._write_mutex:
-            depth = getattr(self._local, "writing", 0)
-            self._local.writing = depth + 1
+        with self._write_mutex if write else self._lock.read():
+            borrowed = not write and borrow and self._write_mutex.acquire(blocking=False)
+            if borrowed:
+                self._local.borrowed = getattr(self._local, "borrowed", 0) + 1
             try:
                 yield
             except sqlite3.Error as exc:
                 raise StoreError(f"SQLite store failed: {exc}") from exc
             finally:
-                self._local.writing = depth
+                if borrowed:
+                    self._local.borrowed -= 1
+                    self._write_mutex.release()
 
     def compact(self, min_stale: int = 1) -> int:
         """Nothing waits here: rows and their vectors are deleted in place. Maintenance's
@@ -292,40 +281,33 @@ class SQLiteStore(SQLiteContext):  # the session context: context.py
         return index
 
     # writes ---------------------------------------------------------------------------------
-    def _transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """``work`` in one transaction (the write guard held); what it returns."""
-        if not getattr(self._local, "writing", 0):
-            raise StoreError("a write outside the store's write lock")  # a bug, not input
-        conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            result = work(conn)
-            conn.execute("COMMIT")
-        except BaseException as exc:
-            # SQLite rolls back by itself on some errors (SQLITE_FULL, IOERR): a second
-            # ROLLBACK would raise "cannot rollback - no transaction is active" over the real one
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
-                raise StoreError(f"write failed, nothing was written: {exc}") from exc
-            raise
-        self._checkpoints.committed()
-        return result
-
     def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """``work`` in one write transaction, under the write guard."""
+        """``work`` in one transaction on the store's connection (writes take turns); what
+        it returns."""
         with self._guard(write=True):
-            return self._transaction(work)
+            conn = self.conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(conn)
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                # SQLite rolls back by itself on some errors (SQLITE_FULL, IOERR): a second
+                # ROLLBACK would raise "cannot rollback - no transaction is active" over it
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreError(f"write failed, nothing was written: {exc}") from exc
+                raise
+            self._checkpoints.committed()
+            return result
 
     def apply(self, batch: WriteBatch) -> None:
         if not batch:
             return
         batch.check()
         ns = batch.namespace
-        with self._guard(write=True):
-            replaced = sqlite_writes.old_keywords(self.conn, batch)
-            new_pks, patched_states = self._transaction(
-                lambda conn: sqlite_writes.write(conn, batch, replaced))
+        with self._guard(write=True):  # the next write waits until the index is in step
+            new_pks, patched_states = self._write(lambda conn: sqlite_writes.write(conn, batch))
             self._fts_written += (len(batch.memories) + len(batch.delete_memories)
                                   + len(patched_states))
             self._merge_fts()
@@ -561,10 +543,7 @@ class SQLiteStore(SQLiteContext):  # the session context: context.py
             return sqlite_jobs.run_counts(self.conn)
 
     def acquire_lease(self, name: str, owner: str, until: datetime, now: datetime) -> bool:
-        with self._guard(write=True):
-            self._transaction(lambda conn: sqlite_jobs.take_lease(conn, name, owner, until, now))
-            held = sqlite_jobs.lease_holder(self.conn, name)
-        return held is not None and held[0] == owner
+        return self._write(lambda conn: sqlite_jobs.take_lease(conn, name, owner, until, now))
 
     def lease_holder(self, name: str) -> tuple[str, datetime] | None:
         with self._guard():

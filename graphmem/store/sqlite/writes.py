@@ -38,8 +38,8 @@ def _row_params(m: Memory) -> tuple[Any, ...]:
     return tuple(flat[name] for name in codec.MEMORY_FIELDS)
 
 
-def old_keywords(conn: sqlite3.Connection, batch: WriteBatch) -> list[tuple[str, str]]:
-    """The keyword fields the batch replaces or deletes (read before its transaction: the
+def _old_keywords(conn: sqlite3.Connection, batch: WriteBatch) -> list[tuple[str, str]]:
+    """The keyword fields the batch replaces or deletes (read before it writes: the
     statistics count them down)."""
     return list(select_in(conn, "SELECT keywords, context_keywords FROM memories WHERE "
                           "namespace = ? AND id IN ({keys})", batch.namespace,
@@ -100,12 +100,13 @@ def _refuse_taken(conn: sqlite3.Connection, ns: str, new_ids: Collection[str]) -
         raise DuplicateError(f"memory id {taken[0]!r} exists")
 
 
-def write(conn: sqlite3.Connection, batch: WriteBatch, replaced: list[tuple[str, str]]
+def write(conn: sqlite3.Connection, batch: WriteBatch
           ) -> tuple[dict[str, int], list[tuple[str, Tier, Status]]]:
-    """The batch, inside the caller's transaction (``replaced``: ``old_keywords``). Returns
-    the written memories' pks and the (id, tier, status) of the memories whose tier or
-    status a patch set: what the in-memory index must learn after the commit."""
+    """The batch, inside the caller's transaction. Returns the written memories' pks and the
+    (id, tier, status) of the memories whose tier or status a patch set: what the in-memory
+    index must learn after the commit."""
     ns = batch.namespace
+    replaced = _old_keywords(conn, batch)
     conn.executemany(
         "DELETE FROM edges WHERE namespace = ? AND source_id = ? AND target_id = ? "
         "AND type = ?", [(ns, s, t, ty.value) for s, t, ty in batch.delete_edges])
