@@ -129,16 +129,12 @@ def candidates(conn: sqlite3.Connection, namespace: str, ids: Sequence[str],
     """What retrieval ranks the memories of ``ids`` by: a fifth of the columns, decoded
     without building whole records; looked up by ``pks`` (the vector index knows them)
     and the rest by id (224 candidates at 100k: 3.2 -> 1.6 ms)."""
-    out: dict[str, Candidate] = {}
     wanted = set(ids)
-    for chunk in chunks(pks):
-        # "+namespace": checked on the row; as an index term, the planner took the
-        # (namespace, pk) index over the row id (1.1 -> 0.87 ms)
-        for row in conn.execute(f"SELECT {_CANDIDATE_COLS} FROM memories WHERE pk IN "
-                                f"({marks(len(chunk))}) AND +namespace = ?", (*chunk, namespace)):
-            if row[0] in wanted:
-                c = codec.candidate_row(row)
-                out[c.id] = c
+    # "+namespace": checked on the row; as an index term, the planner took the
+    # (namespace, pk) index over the row id (1.1 -> 0.87 ms)
+    rows = select_in(conn, f"SELECT {_CANDIDATE_COLS} FROM memories WHERE +namespace = ? "
+                     "AND pk IN ({keys})", namespace, pks)
+    out = {c.id: c for c in (codec.candidate_row(r) for r in rows if r[0] in wanted)}
     for row in select_in(conn, f"SELECT {_CANDIDATE_COLS} FROM memories WHERE namespace = ? "
                          "AND id IN ({keys})", namespace, [i for i in ids if i not in out]):
         c = codec.candidate_row(row)
