@@ -86,13 +86,9 @@ def _member_key(m: ClusterMember) -> tuple[str, str, str, bytes]:
 
 
 def _speakers(members: Sequence[ClusterMember]) -> list[str]:
-    """Sources (or "Name:" labels), most members first, ties by first appearance."""
-    counts: Counter[str] = Counter()
-    first: dict[str, int] = {}
-    for i, m in enumerate(members):
-        who = m.source or speaker_and_body(m.content)[0]
-        if who:
-            counts[who] += 1
-            first.setdefault(who, i)
-    return sorted(counts, key=lambda s: (-counts[s], first[s]))
+    """Sources (or "Name:" labels), most members first, ties by first appearance (a Counter
+    keeps that order and the sort is stable)."""
+    counts = Counter(w for w in (m.source or speaker_and_body(m.content)[0] for m in members)
+                     if w)
+    return sorted(counts, key=lambda s: -counts[s])
 

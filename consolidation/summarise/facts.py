@@ -213,20 +213,18 @@ def gather_facts(found: Iterable[Mentions]) -> Facts:
     """Facts of the sentences that mention ``found``: names by how many times they are
     mentioned (ties: first seen), a name mentioned after a place word at least half the
     times a place, dates in time order, numbers as first seen; no repeats."""
-    names: Counter[str] = Counter()
+    names: Counter[str] = Counter()  # in first-seen order, kept by the stable sort below
     place_votes: Counter[str] = Counter()
-    first: dict[str, int] = {}
     dates: list[tuple[tuple[int, int, int], str]] = []
     numbers: list[str] = []
     for m in found:
         for name, place in m.names:
             names[name] += 1
-            first.setdefault(name, len(first))
             if place:
                 place_votes[name] += 1
         dates.extend(m.dates)
         numbers.extend(m.numbers)
-    ordered = sorted(names, key=lambda n: (-names[n], first[n]))
+    ordered = sorted(names, key=lambda n: -names[n])
     places = [n for n in ordered if place_votes[n] * 2 >= names[n]]
     return Facts(names=[n for n in ordered if n not in places], places=places,
                  dates=list(dict.fromkeys(t for _, t in sorted(dates, key=lambda d: d[0]))),
