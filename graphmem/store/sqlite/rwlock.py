@@ -37,28 +37,23 @@ class RWLock:
 
     @contextmanager
     def read(self) -> Iterator[None]:
-        me = threading.get_ident()
         depth = self._read_depth()
-        if self._writer == me or depth:  # inside the thread's own write or read
-            self._local.depth = depth + 1
-            try:
-                yield
-            finally:
-                self._local.depth = depth
-            return
-        with self._cond:
-            while self._writer is not None or self._waiting_writers:
-                self._cond.wait()
-            self._readers += 1
-        self._local.depth = 1
+        # inside the thread's own write or read: nothing to wait for
+        nested = bool(depth) or self._writer == threading.get_ident()
+        if not nested:
+            with self._cond:
+                self._cond.wait_for(lambda: self._writer is None and not self._waiting_writers)
+                self._readers += 1
+        self._local.depth = depth + 1
         try:
             yield
         finally:
-            self._local.depth = 0
-            with self._cond:
-                self._readers -= 1
-                if not self._readers:
-                    self._cond.notify_all()
+            self._local.depth = depth
+            if not nested:
+                with self._cond:
+                    self._readers -= 1
+                    if not self._readers:
+                        self._cond.notify_all()
 
     @contextmanager
     def write(self) -> Iterator[None]:
@@ -71,8 +66,7 @@ class RWLock:
         with self._cond:
             self._waiting_writers += 1
             try:
-                while self._writer is not None or self._readers:
-                    self._cond.wait()
+                self._cond.wait_for(lambda: self._writer is None and not self._readers)
             finally:
                 self._waiting_writers -= 1
             self._writer = me
