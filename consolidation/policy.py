@@ -81,12 +81,11 @@ def decide(members: Sequence[Member], vectors: np.ndarray, coherence: float,
     central = {m.id: round(float(c), 4) for m, c in zip(members, cent, strict=True)}
     top = max(m.importance for m in members)
     if top >= config.high_importance:
-        d = Decision("keep_all", f"a member has importance {top:.2f} >= "
-                     f"{config.high_importance:g}: every member stays", coherence,
-                     keep=[m.id for m in members], centrality=central)
-        for m in members:
-            d.why[m.id] = ("kept", "keep_all: the cluster holds a highly important memory")
-        return d
+        why = ("kept", "keep_all: the cluster holds a highly important memory")
+        return Decision("keep_all", f"a member has importance {top:.2f} >= "
+                        f"{config.high_importance:g}: every member stays", coherence,
+                        keep=[m.id for m in members], centrality=central,
+                        why={m.id: why for m in members})
     order = range(len(members))
     if coherence < config.coherence:
         ranked = sorted(order, key=lambda i: (members[i].chit_chat, -members[i].importance,
@@ -133,14 +132,13 @@ def digest(members: Sequence[Member], vectors: np.ndarray, coherence: float) -> 
     """**digest**: memories of one episode that are due to leave (past the glacial TTL) and
     that no topical cluster took. A summary stands for them all; none stays active."""
     cent = centralities(vectors)
-    d = Decision("digest", f"{len(members)} memories of one episode past their retention, in "
-                 "no topical cluster: a digest summary stands for them", coherence,
-                 centrality={m.id: round(float(c), 4) for m, c in zip(members, cent,
-                                                                       strict=True)})
-    for m in members:
-        d.archive.append(m.id)
-        d.why[m.id] = ("archived", f"{m.due or 'due to leave'}; the digest stands for it")
-    return d
+    return Decision("digest", f"{len(members)} memories of one episode past their retention, "
+                    "in no topical cluster: a digest summary stands for them", coherence,
+                    archive=[m.id for m in members],
+                    why={m.id: ("archived", f"{m.due or 'due to leave'}; the digest stands for it")
+                         for m in members},
+                    centrality={m.id: round(float(c), 4)
+                                for m, c in zip(members, cent, strict=True)})
 
 
 def keep_uncovered(d: Decision, ids: Sequence[str], similarity: np.ndarray,
