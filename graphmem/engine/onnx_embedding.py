@@ -174,13 +174,12 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                 except EmbeddingError as exc:  # an optimisation: the float model still runs
                     log.warning("batches stay on the float model: %s", exc)
                     self._bf16 = bf16 = None
-            size = self.batch_size
             # longest first, as sentence-transformers batches: little padding per batch
             order = np.argsort([-len(t) for t in texts], kind="stable")
             ordered = [texts[int(i)] for i in order]
             out = []
-            for i in range(0, len(ordered), size):
-                x = self._tokenize(ordered[i:i + size])
+            for i in range(0, len(ordered), self.batch_size):
+                x = self._tokenize(ordered[i:i + self.batch_size])
                 feed = {n: np.asarray(x[n], dtype=np.int64) for n in self._inputs}
                 hidden = None
                 if bf16 is not None:
