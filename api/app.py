@@ -160,8 +160,9 @@ class Guard:
         path: str = scope.get("path", "")
         headers = dict(scope.get("headers") or [])
         if self.settings.dev_no_auth:  # no keys: only loopback names (no DNS rebinding)
-            host = headers.get(b"host", b"").decode("latin-1").rsplit(":", 1)[0].strip("[]")
-            if host not in ("127.0.0.1", "localhost", "::1") and not host.startswith("127."):
+            host = headers.get(b"host", b"").decode("latin-1")
+            name = host[1:host.find("]")] if host.startswith("[") else host.rsplit(":", 1)[0]
+            if not _is_loopback(name):  # an address, not a name that starts with "127."
                 await _error(421, "misdirected_request", "without API keys only loopback "
                              "host names are served")(scope, receive, send)
                 return

@@ -237,10 +237,13 @@ def test_without_keys_only_loopback_host_names_are_served(tmp_path: Path) -> Non
                                   dev_no_auth=True, scheduler=False), memory=mem)
         with TestClient(app, base_url="http://127.0.0.1:8765") as client:
             assert client.get("/v1/stats", params={"namespace": "A"}).status_code == 200
-            for host in ("evil.example", "attacker.test:8765", "10.0.0.1"):
+            for host in ("evil.example", "attacker.test:8765", "10.0.0.1",
+                         "127.evil.example", "127.0.0.1.nip.io:8765", "[::ffff:10.0.0.1]"):
                 r = client.get("/v1/stats", params={"namespace": "A"}, headers={"host": host})
                 assert r.status_code == 421, (host, r.text)
-            assert client.get("/healthz", headers={"host": "localhost:8765"}).status_code == 200
+            for host in ("localhost:8765", "127.0.0.2", "[::1]:8765", "[::1]"):
+                assert client.get("/v1/stats", params={"namespace": "A"},
+                                  headers={"host": host}).status_code == 200, host
 
 
 def test_a_second_serve_on_a_folder_is_one_line(tmp_path: Path) -> None:
