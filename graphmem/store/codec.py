@@ -105,21 +105,11 @@ def _enum(cls: type[enum.Enum]) -> Any:
     return convert
 
 
-def _converter(name: str) -> Any:
-    """How one stored field becomes the model's value (None: as stored)."""
-    if name in _TIMES:
-        return dt
-    if name in _ENUMS:
-        return _enum(_ENUMS[name])
-    if name in _FLOATS:
-        return lambda v: float(v or 0.0)
-    if name in _INTS:
-        return lambda v: int(v or 0)
-    return _CONVERTERS.get(name)
-
-
-#: the fields of one kind of their own
+#: how a stored field becomes the model's value (a field not named here: as stored)
 _CONVERTERS: dict[str, Any] = {
+    **dict.fromkeys(_TIMES, dt), **{name: _enum(cls) for name, cls in _ENUMS.items()},
+    **dict.fromkeys(_FLOATS, lambda v: float(v or 0.0)),
+    **dict.fromkeys(_INTS, lambda v: int(v or 0)),
     "metadata": _metadata, "used_by": _used_by, "mentioned": _mentioned, "pinned": bool,
     "keywords": lambda v: v or "", "context_keywords": lambda v: v or "",
     "last_predicted": lambda v: None if v is None else float(v),
@@ -138,7 +128,7 @@ def unflatten(row: Mapping[str, Any], *, embedding: np.ndarray | None = None,
 #: (-1, 1) for the content / context vector; decided once: a read decodes hundreds of records
 _ROW_PLAN: tuple[tuple[int, Any], ...] = tuple(
     (-1, VECTOR_FIELDS.index(f.name)) if f.name in VECTOR_FIELDS
-    else (MEMORY_FIELDS.index(f.name), _converter(f.name))
+    else (MEMORY_FIELDS.index(f.name), _CONVERTERS.get(f.name))
     for f in dataclasses.fields(Memory))
 _ROW_LATER = tuple((MEMORY_FIELDS.index(k), MEMORY_FIELDS.index(v)) for k, v in LATER.items())
 
