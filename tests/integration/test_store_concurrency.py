@@ -268,7 +268,7 @@ def test_short_reads_borrow_the_store_connection_unless_a_write_holds_it(
         store.apply(WriteBatch(NS, memories=[memory(i) for i in range(3)]))
         on_store: list[str] = []
         store.conn.set_trace_callback(on_store.append)
-        store.touch(NS, ["m1"], T0)  # a write, as a retrieval's bookkeeping makes
+        store.apply(WriteBatch(NS, patches=[("m1", {"access_count": 1})]))  # bookkeeping
         on_store.clear()
         assert set(store.get_memories(NS, ["m1", "m2"])) == {"m1", "m2"}
         store.edges_of(NS, ["m1"])

@@ -336,13 +336,6 @@ class SQLiteStore(SQLiteContext):  # the session context: context.py
             index.map_rows(ann_load.mapped(self._rows, ns))
         self._ann.consider(ns, index, self._lock)
 
-    def touch(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
-        if not ids:
-            return
-        self._write(lambda conn: conn.executemany(
-            "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
-            "WHERE namespace = ? AND id = ?", [(at.timestamp(), namespace, i) for i in ids]))
-
     # reads (SQL in sqlite_rows; short ones borrow the store's connection, ADR 0023) ---------
     def get_memories(self, namespace: str, ids: Sequence[str], *,
                      embeddings: bool = False) -> dict[str, Memory]:
