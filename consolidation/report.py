@@ -9,21 +9,23 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
+from graphmem.config import TiersConfig
+from graphmem.rules.tiers import tier_for_importance
+
 TIERS = ("fast", "medium", "slow", "glacial")
 
 
 def build_report(run: dict[str, Any], tiers_before: Counter[str],
-                 archived_tiers: Counter[str], now: datetime) -> dict[str, Any]:
+                 archived_tiers: Counter[str], now: datetime, tiers: TiersConfig
+                 ) -> dict[str, Any]:
     clusters = run["clusters"]
     policies = Counter(c["policy"] for c in clusters)
     summaries = [c for c in clusters if c["summary"]]
     after = Counter(tiers_before)
     for tier, n in archived_tiers.items():
         after[tier] -= n
-    for c in summaries:
-        imp = c["summary"]["importance"]
-        after["fast" if imp >= 0.8 else "medium" if imp >= 0.5 else "slow" if imp >= 0.3
-              else "glacial"] += 1
+    for c in summaries:  # the tier the summary is written in (plan.py), from the config
+        after[tier_for_importance(c["summary"]["importance"], tiers).value] += 1
     return {
         "run_id": run["id"], "generated_at": now.isoformat(), "namespace": run["namespace"],
         "status": run["status"], "candidates": run["candidates"], "clusters": len(clusters),

@@ -159,7 +159,8 @@ class Consolidator:
             "clusters": plan.clusters, "unclustered": plan.unclustered, "done": [],
             "retrieval_check": check,
         }
-        data["report"] = build_report(data, plan.tiers_before, plan.archived_tiers, now)
+        data["report"] = build_report(data, plan.tiers_before, plan.archived_tiers, now,
+                                      self.core.config.tiers)
         return data
 
     def _retrieval_check(self, plan: Plan) -> dict[str, Any]:

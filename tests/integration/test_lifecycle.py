@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem import GraphMemory, Tier
-from graphmem.config import ConsolidationConfig, GraphMemConfig
+from graphmem.config import ConsolidationConfig, GraphMemConfig, TierConfig, TiersConfig
 from graphmem.consolidation import cluster as clustering
 from graphmem.consolidation import policy
 from graphmem.errors import StoreError
@@ -302,6 +302,23 @@ def test_report_tiers_after_is_what_the_store_holds(mem: GraphMemory, clock: Clo
     assert report["tiers_after"] != report["tiers_before"]
     held = Counter(m.tier.value for m in mem.list_memories(namespace=NS, limit=1000))
     assert report["tiers_after"] == {t.value: held.get(t.value, 0) for t in Tier}
+
+
+def test_report_tiers_after_follows_the_configured_tiers(tmp_path: Path, clock: Clock) -> None:
+    """With entry importances of its own the report still counts what the store holds (it
+    once placed summaries by the default table's 0.8 / 0.5 / 0.3)."""
+    high = {t: TierConfig(half_life_hours=h, capacity=5000, entry_importance=e)
+            for t, h, e in (("fast", 1, 0.99), ("medium", 24, 0.98), ("slow", 168, 0.97),
+                            ("glacial", 720, 0.0))}
+    config = GraphMemConfig(tiers=TiersConfig(**high))
+    with GraphMemory.open(tmp_path, config=config, clock=clock, embedder=FakeEmbedder()) as mem:
+        mem.store_many([f"the nightly backup job copies shard {i} to cold storage"
+                        for i in range(8)], namespace=NS)
+        clock.advance(days=40)
+        report = mem.consolidate(NS).report
+        assert report["summaries"] > 0
+        held = Counter(m.tier.value for m in mem.list_memories(namespace=NS, limit=1000))
+        assert report["tiers_after"] == {t.value: held.get(t.value, 0) for t in Tier}
 
 
 # -- the ledger invariant ----------------------------------------------------------------------
