@@ -9,8 +9,6 @@ after a crash changes nothing. One run at a time across processes: a lease in th
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -20,7 +18,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from graphmem.consolidation.plan import Plan, Planner, cluster_batch, no_progress
-from graphmem.engine.leases import dead_here
+from graphmem.engine.leases import Lease
 from graphmem.errors import ConflictError, NotFoundError
 from graphmem.models import Status
 from graphmem.store.base import WriteBatch
@@ -81,7 +79,7 @@ class Consolidator:
         self.lock: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
         self.store = core.store
         self.config = core.config.consolidation
-        self.owner = ""  # of the lease, while a run holds it
+        self._held: Lease | None = None  # the lease, while a run holds it
         #: progress bars: called with (stage, done, total): "plan" counts candidates of a
         #: namespace as their clusters are decided, "apply" counts clusters written
         self.progress = progress or no_progress
@@ -95,7 +93,7 @@ class Consolidator:
             data = self._new_run(run_id, namespace, now, dry_run=True)
             self._save(data)
             return ConsolidationRun(data)
-        with self._lease(run_id, now):
+        with self._lease(run_id):
             unfinished = [r for r in self.store.list_runs()
                           if r["status"] == "running" and r.get("namespace") == namespace]
             if unfinished:  # a crashed run: finish it first
@@ -113,7 +111,7 @@ class Consolidator:
         data = self._get(run_id)
         if data["status"] != "pending_approval":
             raise ConflictError(f"run {run_id} is {data['status']}, not pending_approval")
-        with self._lease(run_id, self.core.clock()):
+        with self._lease(run_id):
             data["status"] = data["report"]["status"] = "running"
             data["approved_at"] = self.core.clock().isoformat()
             self._save(data)
@@ -124,7 +122,7 @@ class Consolidator:
         data = self._get(run_id)
         if data["status"] not in ("applied", "running"):
             raise ConflictError(f"run {run_id} is {data['status']}: nothing to roll back")
-        with self._lease(run_id, self.core.clock()):
+        with self._lease(run_id):
             for c in data["clusters"]:
                 # applied = its summary exists (progress is saved every few seconds only)
                 if not c.get("summary") or not self.store.get_memories(
@@ -207,33 +205,20 @@ class Consolidator:
             raise NotFoundError(f"no consolidation run {run_id!r}")
         return data
 
-    def _until(self, now: datetime) -> datetime:
-        return now + timedelta(minutes=self.config.lease_minutes)
-
     @contextmanager
-    def _lease(self, run_id: str, now: datetime) -> Iterator[None]:
-        """The one-run-at-a-time lease. Its owner names the run, the host and the process
-        (``run@host:pid``): a lease whose process is gone on this host is taken over at once;
-        one held on another host lapses ``lease_minutes`` after its last heartbeat (every
-        saved step renews it)."""
-        store, owner = self.store, f"{run_id}@{socket.gethostname()}:{os.getpid()}"
-        taken = store.acquire_lease(LEASE, owner, self._until(now), now)
-        holder = None if taken else store.lease_holder(LEASE)
-        if holder is not None and dead_here(holder[0]):
-            log.warning("consolidation lease of a process that is gone (%s): taking over",
-                        holder[0])
-            store.release_lease(LEASE, holder[0])
-            taken = store.acquire_lease(LEASE, owner, self._until(now), now)
-        if not taken:
-            raise ConflictError("another consolidation run is in progress"
-                                + (f" ({holder[0]})" if holder else ""))
-        self.owner = owner
+    def _lease(self, run_id: str) -> Iterator[None]:
+        """The one-run-at-a-time lease, renewed by every saved step (``_heartbeat``)."""
+        lease = Lease(self.store, LEASE, run_id, timedelta(minutes=self.config.lease_minutes),
+                      self.core.clock, "consolidation")
+        holder = lease.take()
+        if holder is not None:
+            raise ConflictError(f"another consolidation run is in progress ({holder})")
+        self._held = lease
         try:
             yield
         finally:
-            store.release_lease(LEASE, owner)
+            lease.release()
 
     def _heartbeat(self) -> None:
-        now = self.core.clock()
-        if not self.store.acquire_lease(LEASE, self.owner, self._until(now), now):
-            raise ConflictError("the consolidation lease was lost")
+        assert self._held is not None  # only called inside _lease
+        self._held.renew()

@@ -6,8 +6,6 @@ in bounded batches (SPEC §4). Idempotent: a second run at the same time changes
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import uuid
 from collections import Counter
 from contextlib import AbstractContextManager
@@ -16,8 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from graphmem.engine.core import Core
-from graphmem.engine.leases import dead_here
-from graphmem.errors import ConflictError
+from graphmem.engine.leases import Lease
 from graphmem.models import Memory, RelationType, Status, Tier, Transition, TransitionKind
 from graphmem.rules import dynamics
 from graphmem.rules import ttl as ttl_rule
@@ -116,7 +113,10 @@ class Maintainer:
         self.core.settle()  # deferred accesses count (windows, last access) before we read
         now = self.clock()
         report = MaintenanceReport(at=now, dry_run=dry_run)
-        lease = None if dry_run else _Lease(self)  # a dry run writes nothing: no lease
+        lease = None if dry_run else Lease(  # a dry run writes nothing: no lease
+            self.store, LEASE, uuid.uuid4().hex[:12], timedelta(
+                minutes=self.config.dynamics.maintenance_interval_minutes), self.clock,
+            "maintenance")
         if lease is not None and (holder := lease.take()) is not None:
             self.skipped += 1
             report.skipped = f"another maintenance run holds the lease ({holder})"
@@ -146,7 +146,7 @@ class Maintainer:
                 if e.target_id in wanted}
 
     def _namespace(self, ns: str, now: datetime, dry_run: bool,
-                   report: MaintenanceReport, lease: _Lease | None = None) -> None:
+                   report: MaintenanceReport, lease: Lease | None = None) -> None:
         tuning = self.config.tuning
         members: dict[Tier, list[dynamics.Candidate]] = {t: [] for t in Tier}
         pages = self.store.iter_memories(ns, page=tuning.maintenance_batch, embeddings=False,
@@ -242,41 +242,4 @@ class Maintainer:
                 if not dry_run:
                     with self.lock:
                         self.core.apply(batch)
-
-
-class _Lease:
-    """The maintenance lease of one run (the store's ``acquire_lease``, as consolidation's):
-    held for ``maintenance_interval_minutes``, renewed page by page, given back at the end.
-    Its owner names the run, the host and the process (``run@host:pid``): a lease whose
-    process is gone on this host is taken over at once, one held on another host lapses."""
-
-    def __init__(self, maintainer: Maintainer) -> None:
-        self.store, self.clock = maintainer.store, maintainer.clock
-        self.span = timedelta(minutes=maintainer.config.dynamics.maintenance_interval_minutes)
-        self.owner = f"{uuid.uuid4().hex[:12]}@{socket.gethostname()}:{os.getpid()}"
-
-    def _acquire(self) -> bool:
-        now = self.clock()
-        return self.store.acquire_lease(LEASE, self.owner, now + self.span, now)
-
-    def take(self) -> str | None:
-        """None when this run holds the lease now, else who does."""
-        if self._acquire():
-            return None
-        held = self.store.lease_holder(LEASE)
-        holder = held[0] if held is not None else "unknown"
-        if dead_here(holder):
-            log.warning("maintenance lease of a process that is gone (%s): taking over",
-                        holder)
-            self.store.release_lease(LEASE, holder)
-            if self._acquire():
-                return None
-        return holder
-
-    def renew(self) -> None:
-        if not self._acquire():
-            raise ConflictError("the maintenance lease was lost: another run took it")
-
-    def release(self) -> None:
-        self.store.release_lease(LEASE, self.owner)
 
