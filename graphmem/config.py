@@ -206,8 +206,8 @@ class RetrievalConfig(_Frozen):
     #: default, is deterministic (tests, simulations with an injected clock)
     defer_access: bool = False
     #: retrievals computing at once (a cache hit is not held): more than the cores only
-    #: trade CPU for contention (8 threads at 100k: 100-103/s against 131-138/s with 2;
-    #: ADR 0051), each on one of that many threads, in the order they came (ADR 0057).
+    #: trade CPU for contention (ADR 0051), each on one of that many threads, in the order
+    #: they came (ADR 0057).
     #: None: the CPUs this process may use when the store is CPU-bound (the embedded
     #: one), no bound for a graph server's; 0: no bound, each in its caller's thread
     concurrency: int | None = Field(default=None, ge=0)

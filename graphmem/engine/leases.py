@@ -40,7 +40,22 @@ def dead_here(owner: str) -> bool:
 
 class Lease:
     """The store lease ``name`` for run ``run`` of ``what``: held for ``span`` from each
-    take or renewal, given back by ``release``."""
+    take or renewal, given back by ``release``.
+
+    Example:
+        >>> import tempfile
+        >>> from datetime import UTC
+        >>> from graphmem.store.sqlite.store import SQLiteStore
+        >>> store = SQLiteStore(tempfile.mkdtemp()); store.open()
+        >>> def clock() -> datetime: return datetime(2026, 1, 1, tzinfo=UTC)
+        >>> a, b = (Lease(store, "job", run, timedelta(minutes=5), clock, "job")
+        ...         for run in ("a", "b"))
+        >>> a.take() is None, b.take() == a.owner
+        (True, True)
+        >>> a.release(); b.take() is None
+        True
+        >>> store.close()
+    """
 
     def __init__(self, store: MemoryStore, name: str, run: str, span: timedelta,
                  clock: Callable[[], datetime], what: str) -> None:

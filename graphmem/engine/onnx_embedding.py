@@ -62,7 +62,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         self.query_model_file: Path | None = None
         self._lock = threading.Lock()
         #: a fast tokenizer set for padding/truncation is not safe to share between threads
-        #: ("Already borrowed"); tokenising is ~0.1 ms, so requests take turns at it
+        #: ("Already borrowed"); tokenising is short, so requests take turns at it
         self._tokenizing = threading.Lock()
         #: batches of memories in bfloat16 on an AMX CPU (ADR 0049), set up by ``_ready``
         self._bf16: bf16_embedding.Bf16Transformer | None = None

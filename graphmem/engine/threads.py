@@ -2,12 +2,12 @@
 
 After a sentence-transformers call, torch's OpenMP workers keep spinning for a while; an
 OpenBLAS product started then fights them for the 2 cores and a 1 ms matrix-vector product
-takes ~100 ms (measured: retrieve p95 115 ms -> 18 ms at 10k memories). The products graphmem
+takes a hundred times longer (ADR 0048 has the numbers). The products graphmem
 runs after embedding are small enough for one thread, so they run under this limit.
 
 A long-lived server holds the limit for good instead (``hold_single_threaded_blas``, from
 ``long_lived.settle``; ADR 0048): setting and restoring it around every request took a lock
-that short requests queued on (the hot cache's repeats: 544 -> 668 requests/s held).
+that short requests queued on (the hot cache's repeats most of all).
 """
 
 from __future__ import annotations

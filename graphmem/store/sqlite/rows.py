@@ -128,10 +128,10 @@ def candidates(conn: sqlite3.Connection, namespace: str, ids: Sequence[str],
                pks: Sequence[int]) -> dict[str, Candidate]:
     """What retrieval ranks the memories of ``ids`` by: a fifth of the columns, decoded
     without building whole records; looked up by ``pks`` (the vector index knows them)
-    and the rest by id (224 candidates at 100k: 3.2 -> 1.6 ms)."""
+    and the rest by id (ADR 0041)."""
     wanted = set(ids)
     # "+namespace": checked on the row; as an index term, the planner took the
-    # (namespace, pk) index over the row id (1.1 -> 0.87 ms)
+    # (namespace, pk) index over the row id, which was slower
     rows = select_in(conn, f"SELECT {_CANDIDATE_COLS} FROM memories WHERE +namespace = ? "
                      "AND pk IN ({keys})", namespace, pks)
     out = {c.id: c for c in (codec.candidate_row(r) for r in rows if r[0] in wanted)}
@@ -353,8 +353,8 @@ def edges_of(conn: sqlite3.Connection, namespace: str, ids: Collection[str],
     out: dict[EdgeKey, Relation] = {}
     unique = list(dict.fromkeys(ids))
     # one wanted type is checked in the indexes (the primary key, and the target index
-    # through it) before the row's other columns are read: 0.44 -> 0.19 ms for the edges
-    # of 10 memories at 100k; an IN list made SQLite read every row again (0.71 ms)
+    # through it) before the row's other columns are read; an IN list made SQLite read
+    # every row again
     wanted = None if types is None else {t.value for t in types}
     if wanted is not None and not _any_edges(conn, namespace, wanted):
         return []  # the kept counts (ADR 0034) say the namespace has none of these types
@@ -398,7 +398,7 @@ def keyword_rows(conn: sqlite3.Connection, namespace: str, terms: Sequence[str],
     # any posting (ADR 0011); their score is 0, retrieval ranks them with its own BM25
     if not (ranked or newest):
         # bm25() counts every row of every phrase for its IDF, the namespace and status
-        # tags included (all of the namespace): 5 of 6 ms at 100k. Mostly the matches are
+        # tags included (all of the namespace): most of the query. Mostly the matches are
         # fewer than k (seed_postings), and then they are the answer in any order
         found = conn.execute(_FTS_ALL, (expr, k + 1)).fetchall()
         if len(found) <= k:

@@ -184,8 +184,8 @@ def _to_v6(conn: sqlite3.Connection) -> None:
 
 
 # v7: the vectors in a table of their own, keyed by the memory's pk (ADR 0029). Each row had
-# held two float32 blobs (3 KB of 384 dims): one 4 KB page per memory, 3.9 GB at 1M, which a
-# retrieval's candidate rows read from a cold cache; without them ~10 rows share a page. The
+# held two float32 blobs: about a page per memory, which a retrieval's candidate rows read
+# from a cold cache; without them many rows share a page. The
 # table is rebuilt (SQLite's DROP COLUMN rewrites rows in place, leaving pages a third full),
 # pks kept: the full-text rowids, the mapped rows and the saved indexes stay valid
 def _to_v7(conn: sqlite3.Connection) -> None:
@@ -220,7 +220,7 @@ _VECTOR_COLUMNS = ("embedding", "context_embedding")
 # v8: a namespace's rows in pk order (the index's entries end with the pk), for the reads that
 # page through a namespace (export, maintenance, the model check's sample). Without it the
 # planner took another (namespace, ...) index and sorted all of the namespace's entries for
-# every page: at 1M, 0.1-2.1 s a page, the first retrieval after open 2.5 s (ADR 0033)
+# every page, and the first retrieval after open waited on it (ADR 0033)
 def _to_v8(conn: sqlite3.Connection) -> None:
     rows = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
     if rows >= 100_000:
@@ -229,7 +229,7 @@ def _to_v8(conn: sqlite3.Connection) -> None:
 
 
 # v9: counts kept by triggers in the write's own transaction (ADR 0034): ``counts`` grouped
-# every row of the namespace (at 1M: 1.4 s for the memories, 2.5 s for 4M edges), and the
+# every row of the namespace (seconds at 1M), and the
 # operators' stats asked it on every call. A row whose count fell to 0 stays (read: n > 0)
 _COUNTS_V9 = """
 CREATE TABLE IF NOT EXISTS memory_counts (

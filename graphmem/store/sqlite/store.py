@@ -74,8 +74,7 @@ T = TypeVar("T")
 DB_FILE = "graphmem.db"
 #: full-text rows written (inserted, re-tagged, deleted) since the index was last merged into
 #: one segment, past which the next write merges it: every write leaves FTS5 a segment, and
-#: a query reads them all (300k memories in 300 batches: 0.56 ms per query, 0.13 merged;
-#: the merge took 0.8 s): the greater of this and a quarter of the store's rows
+#: a query reads them all (ADR 0021): the greater of this and a quarter of the store's rows
 _FTS_MERGE_MIN = 20_000
 #: ... and a session that wrote at least this many closes with the index merged
 _FTS_MERGE_AT_CLOSE = 1000
@@ -96,7 +95,7 @@ class SQLiteStore(SQLiteContext):  # the session context: context.py
     """
 
     #: FTS5 ranks by BM25 with graphmem's field weights: 300 candidates hold graphmem's
-    #: keyword seeds (LoCoMo identical to 1000; 6 ms less a retrieval at 10k, ADR 0038)
+    #: keyword seeds (LoCoMo answers as with 1000, and faster: ADR 0038)
     keyword_pool = 300
     #: every read is SQLite and numpy in this process (ADR 0051)
     cpu_bound = True
@@ -143,7 +142,7 @@ class SQLiteStore(SQLiteContext):  # the session context: context.py
             # the checkpoints run beside the commits (ADR 0044)
             conn.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")
             # a write whose rows fire triggers (the kept counts, ADR 0034) opens a statement
-            # journal per statement: a temporary file cost ~18 us a row, memory ~3
+            # journal per statement: in memory, not a temporary file per statement
             conn.execute("PRAGMA temp_store = MEMORY")
             self._tune(conn)
             migrate(conn)
@@ -209,7 +208,7 @@ class SQLiteStore(SQLiteContext):  # the session context: context.py
         ``borrow``: a short read runs on the store's connection when no write holds it (the
         write mutex taken without waiting, and held for the read). Every commit empties the
         page cache of every *other* connection, so a reader connection after a write reads
-        and decodes its B-tree pages afresh (240 candidate rows: 0.8 -> 2.3 ms); the
+        and decodes its B-tree pages afresh; the
         writer's own cache stays warm (ADR 0023). Long scans do not borrow: they would hold
         writes off."""
         if write and self._lock.reading_here():
