@@ -1,5 +1,6 @@
-"""The faiss index of a large namespace's field: one ``index_factory`` string with a float
-refine stage (``k_factor`` candidates re-scored by faiss), filters as an ``IDSelectorBitmap``.
+"""The faiss index of a large namespace's field: one ``index_factory`` string whose search
+returns ``K_FACTOR`` candidates per result asked, for the caller to re-score with the float
+rows it already holds (``index.py``); filters as an ``IDSelectorBitmap``.
 
 Positions in the index are the rows' *keys* (``VectorIndex``): a key is given once and never
 reused, so a deleted or re-embedded row leaves its old position behind, which no selector
@@ -13,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-#: the base and its refine stage (ADR 0068 has the choice, on MiniLM vectors)
-FACTORY = "IVF{lists},SQ8,RFlat"
-#: candidates the refine stage re-scores, per result asked
+#: inverted lists of 8-bit codes (ADR 0068 has the choice, on MiniLM vectors); no float
+#: refine stage: it would hold a second copy of the rows the caller re-scores with
+FACTORY = "IVF{lists},SQ8"
+#: candidates returned per result asked, for the float re-scoring
 K_FACTOR = 8
 #: inverted lists probed per query, as a share of the lists (and at least ``PROBE_MIN``)
 PROBE_SHARE, PROBE_MIN = 1 / 16, 8
@@ -59,14 +61,14 @@ def selector(keys: np.ndarray, size: int) -> tuple[Any, np.ndarray]:
 
 
 def search(index: Any, queries: np.ndarray, k: int, sel: Any) -> np.ndarray:
-    """Keys of the best ``k`` positions ``sel`` lets through, per query (-1: none)."""
+    """Keys of the best ``k * K_FACTOR`` positions by the codes that ``sel`` lets through,
+    per query (-1: none)."""
     import faiss
 
     faiss.omp_set_num_threads(1)  # this thread's: one query gains less than OpenMP's wake-up
     lists = int(faiss.extract_index_ivf(index).nlist)
     ivf = faiss.SearchParametersIVF()
     ivf.sel, ivf.nprobe = sel, min(lists, max(PROBE_MIN, math.ceil(lists * PROBE_SHARE)))
-    params = faiss.IndexRefineSearchParameters()
-    params.k_factor, params.base_index_params = K_FACTOR, ivf
-    _, keys = index.search(np.ascontiguousarray(queries, dtype=np.float32), k, params=params)
+    _, keys = index.search(np.ascontiguousarray(queries, dtype=np.float32), k * K_FACTOR,
+                           params=ivf)
     return np.asarray(keys)

@@ -24,7 +24,7 @@ from graphmem.store.ann.index import COLUMNS, FIELDS
 
 log = logging.getLogger(__name__)
 
-FORMAT = "graphmem-vectors-2"
+FORMAT = "graphmem-vectors-3"  # 3: the saved indexes hold no float refine stage
 _SAMPLE = 8  # rows compared with SQLite at load: another store's files differ in nearly all
 
 

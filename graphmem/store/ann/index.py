@@ -211,7 +211,7 @@ class VectorIndex:
                     for s in qs[start:start + 256] @ sub.T]
         out = []
         for q, keys in zip(qs, faiss_fields.search(self.ann[field], qs, k, sel), strict=True):
-            found = self.key_row[keys[keys >= 0]]
+            found = self.key_row[keys[keys >= 0]]  # the codes' candidates, re-scored exactly
             # lists probed held too few allowed rows (a narrow filter): score them all
             out.append(self._best(found, matrix[found] @ q, k) if found.size >= min(
                 k, rows.size) else self._best(rows, matrix[rows] @ q, k))
