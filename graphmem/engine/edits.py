@@ -118,8 +118,8 @@ class Editor:
         content when it changed: ``history``); a TTL alone is bookkeeping, one patch and no
         transition (LangGraph refreshes it on every read). The caller holds the write lock."""
         core, wc = self.core, self.core.config.write
-        if set(more) - {"type", "valid_from", "valid_until", "ttl"}:
-            raise ValidationError(f"unknown field(s): {', '.join(sorted(more))}")
+        if unknown := set(more) - {"type", "valid_from", "valid_until", "ttl"}:
+            raise ValidationError(f"unknown field(s): {', '.join(sorted(unknown))}")
         ttl = None if more.get("ttl") is None else ttl_rule.ttl_seconds(more["ttl"])
         if ttl is not None and all(x is None for x in (
                 content, importance, tier, metadata, source, topic, more.get("type"),

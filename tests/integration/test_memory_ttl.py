@@ -140,6 +140,14 @@ def test_update_ttl_refreshes_the_expiry(mem: GraphMemory, clock: Clock) -> None
     assert mem.maintain(NS).counts()["expiry"] == 2
 
 
+def test_update_names_only_the_fields_it_does_not_know(mem: GraphMemory) -> None:
+    short, _, _ = _three(mem)
+    with pytest.raises(ValidationError) as refused:
+        mem.update(short, namespace=NS, ttl=60, colour="red")
+    assert str(refused.value) == "unknown field(s): colour"
+    assert mem.get(short, namespace=NS).expires_at is not None  # and nothing changed
+
+
 def test_storing_an_exact_twin_again_sets_its_ttl_as_the_last_write_says(
         mem: GraphMemory, clock: Clock) -> None:
     first = mem.store("the cache holds sessions for an hour", namespace=NS, ttl=60)
