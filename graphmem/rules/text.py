@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 import unicodedata
 from datetime import datetime
-from functools import lru_cache
 
 import snowballstemmer
 
@@ -44,9 +44,16 @@ MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augus
           "september", "october", "november", "december")
 
 
-@lru_cache(maxsize=8)
+_THREAD = threading.local()
+
+
 def _stemmer(language: str) -> snowballstemmer.stemmer:
-    return snowballstemmer.stemmer(language)
+    """This thread's stemmer: a Snowball stemmer keeps the word it works on in itself, so
+    threads sharing one stem into each other's words."""
+    mine: dict[str, snowballstemmer.stemmer] = _THREAD.__dict__.setdefault("stemmers", {})
+    if language not in mine:
+        mine[language] = snowballstemmer.stemmer(language)
+    return mine[language]
 
 
 class Analyzer:
