@@ -274,6 +274,21 @@ def spans_dict(spans: Any) -> list[dict[str, str]]:
 
 
 @dataclass(slots=True, frozen=True)
+class TermStats:
+    """Collection statistics for some query terms: documents, average length, document
+    frequencies (the store reads them, ``rules.bm25`` scores with them).
+
+    Example:
+        >>> TermStats(docs=100, avg_length=12.0, df={"deploy": 3}).df["deploy"]
+        3
+    """
+
+    docs: int
+    avg_length: float
+    df: dict[str, int]
+
+
+@dataclass(slots=True, frozen=True)
 class Relation:
     """A typed, directed edge between two memories of one namespace.
 

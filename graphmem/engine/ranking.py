@@ -39,11 +39,12 @@ from graphmem.models import (
     RelationType,
     RetrievalResult,
     Status,
+    TermStats,
     Tier,
     WalkPath,
 )
 from graphmem.rules import fusion, scoring
-from graphmem.rules.bm25 import TermStats, bm25
+from graphmem.rules.bm25 import bm25
 from graphmem.rules.text import Analyzer
 from graphmem.rules.tiers import age_hours, decayed_importance
 from graphmem.rules.time_expr import TimeSpan

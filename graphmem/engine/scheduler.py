@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
+from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
@@ -121,6 +122,10 @@ def start_scheduler(mem: Jobs, *, interval_minutes: float | None = None,
     consolidation interval or cron. Call ``.shutdown()`` to stop it. Maintenance runs on
     one replica per interval (``MaintenanceJob``: the job's ``func``)."""
     minutes = interval_minutes or mem.config.dynamics.maintenance_interval_minutes
+    # the jobs' own threads, named like every other graphmem thread (APScheduler's default
+    # pool is ten unnamed workers); two, so consolidation never holds maintenance back
+    scheduler_options.setdefault("executors", {"default": ThreadPoolExecutor(
+        2, pool_kwargs={"thread_name_prefix": "graphmem-job"})})
     scheduler = BackgroundScheduler(**scheduler_options)
     scheduler.add_job(MaintenanceJob(mem, minutes), "interval", seconds=minutes * 60,
                       id=MAINTENANCE_JOB, max_instances=1, coalesce=True,

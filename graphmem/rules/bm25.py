@@ -9,27 +9,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-
-
-@dataclass(slots=True, frozen=True)
-class TermStats:
-    """Collection statistics for some query terms: documents, average length, document
-    frequencies.
-
-    Example:
-        >>> s = TermStats(docs=100, avg_length=12.0, df={"deploy": 3})
-        >>> round(idf(s.docs, s.df["deploy"]), 3)
-        3.362
-    """
-
-    docs: int
-    avg_length: float
-    df: dict[str, int]
 
 
 def idf(n_docs: int, df: int) -> float:
-    """Lucene's always-positive BM25 idf: ln(1 + (N - df + 0.5) / (df + 0.5))."""
+    """Lucene's always-positive BM25 idf: ln(1 + (N - df + 0.5) / (df + 0.5)).
+
+    Example:
+        >>> round(idf(100, 3), 3)
+        3.362
+    """
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
 

@@ -20,8 +20,16 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from graphmem.errors import StoreError
-from graphmem.models import Candidate, Memory, Relation, RelationType, Status, Tier, Transition
-from graphmem.rules.bm25 import TermStats
+from graphmem.models import (
+    Candidate,
+    Memory,
+    Relation,
+    RelationType,
+    Status,
+    TermStats,
+    Tier,
+    Transition,
+)
 
 EdgeKey = tuple[str, str, RelationType]
 VectorField = Literal["content", "context"]

@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from datetime import timedelta
@@ -313,6 +314,8 @@ def test_scheduler_runs_maintenance(tmp_path: Path, clock: Clock) -> None:
             while mem.get(m.id, namespace=NS).tier is Tier.FAST:
                 assert time.monotonic() < deadline, "the scheduled maintenance never ran"
                 time.sleep(0.1)
+            # the job ran on graphmem's named pool (ARCHITECTURE.md's thread table)
+            assert any(t.name.startswith("graphmem-job") for t in threading.enumerate())
         finally:
             scheduler.shutdown(wait=True)
         assert mem.get(m.id, namespace=NS).tier is Tier.SLOW  # stale, then below the floor

@@ -26,10 +26,10 @@ from graphmem.models import (
     Relation,
     RelationType,
     Status,
+    TermStats,
     Tier,
     Transition,
 )
-from graphmem.rules.bm25 import TermStats
 from graphmem.store import codec
 from graphmem.store.base import (
     SORT_FIELDS,

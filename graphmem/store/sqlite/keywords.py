@@ -14,7 +14,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from graphmem.rules.bm25 import TermStats
+from graphmem.models import TermStats
 from graphmem.store.sqlite.rows import select_in
 
 FIELDS = (0, 1)  # keywords, context_keywords

@@ -40,10 +40,10 @@ from graphmem.models import (
     Relation,
     RelationType,
     Status,
+    TermStats,
     Tier,
     Transition,
 )
-from graphmem.rules.bm25 import TermStats
 from graphmem.store.ann import load as ann_load
 from graphmem.store.ann.builder import Builder
 from graphmem.store.ann.files import RowFiles, count_memories, read_epoch
