@@ -82,7 +82,13 @@ def test_faiss_answers_as_the_exact_scan_and_follows_writes_and_filters(
         store.apply(WriteBatch(NS, memories=memories(-v[5:6], 5)))  # re-embedded
         store.apply(WriteBatch(NS, memories=memories(unit(20, seed=1), 1000)))  # added
         assert store._vectors[NS].stale() == 2  # m1's and m5's old positions
-        for q in (v[1], v[2], v[5], -v[5], unit(1, seed=1)[0], unit(1, seed=9)[0]):
+        for kw in FILTERS:  # every filter cached, then a promotion: the tier filters follow it
+            store.vector_topk(NS, v[4], 10, **kw)  # type: ignore[arg-type]
+        default = store._vectors[NS]._filter("content", (Status.ACTIVE,), None)[1]
+        store.apply(WriteBatch(NS, patches=[("m4", {"tier": Tier.FAST})]))
+        assert store._vectors[NS]._filter("content", (Status.ACTIVE,), None)[1] is default
+        assert store.vector_topk(NS, v[4], 1, tiers=[Tier.FAST])[0][0] == "m4"
+        for q in (v[1], v[2], v[4], v[5], -v[5], unit(1, seed=1)[0], unit(1, seed=9)[0]):
             for kw in FILTERS:
                 got = store.vector_topk(NS, q, 10, **kw)  # type: ignore[arg-type]
                 assert same(got, exact(store, q, 10, **kw)), kw

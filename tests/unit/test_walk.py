@@ -86,7 +86,11 @@ def test_personalised_pagerank_matches_networkx() -> None:
              (0, 2, RelationType.CAUSES, None)], {0: 1.0})  # parallel edges from a hub
 @given(st.integers(1, 6), st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6),
                                              st.sampled_from(list(RelationType)),
-                                             st.none() | st.floats(0.0, 1.0)), max_size=25),
+                                             st.none() | st.floats(0.0, 1.0).map(
+                                                 # networkx's reference overflows on weights
+                                                 # near the smallest float (1 / w)
+                                                 lambda s: s if s > 1e-9 else 0.0)),
+                                   max_size=25),
        st.dictionaries(st.integers(0, 6), st.floats(0.0, 1.0), max_size=4))
 def test_personalised_pagerank_matches_networkx_with_dangling_nodes_and_parallel_edges(
         n: int, raw: list[tuple[int, int, RelationType, float | None]],

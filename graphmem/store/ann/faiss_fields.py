@@ -10,6 +10,7 @@ lets through; the index is rebuilt when such positions pile up (ADR 0068).
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -19,8 +20,9 @@ import numpy as np
 FACTORY = "IVF{lists},SQ8"
 #: candidates returned per result asked, for the float re-scoring
 K_FACTOR = 8
-#: inverted lists probed per query, as a share of the lists (and at least ``PROBE_MIN``)
-PROBE_SHARE, PROBE_MIN = 1 / 16, 8
+#: inverted lists probed per query: a fixed number, so a search scans ~16 sqrt(n) codes (a
+#: share of the lists scanned a share of the rows, linear in n: ADR 0068's 1M amendment)
+PROBES = 16
 #: the coarse k-means and SQ8 ranges are trained on at most this many rows
 TRAIN_MAX = 65_536
 
@@ -65,10 +67,11 @@ def search(index: Any, queries: np.ndarray, k: int, sel: Any) -> np.ndarray:
     per query (-1: none)."""
     import faiss
 
-    faiss.omp_set_num_threads(1)  # this thread's: one query gains less than OpenMP's wake-up
-    lists = int(faiss.extract_index_ivf(index).nlist)
+    # this thread's: one query gains less than OpenMP's wake-up; a write's batch of queries
+    # spreads over the cores (ADR 0068)
+    faiss.omp_set_num_threads(1 if len(queries) == 1 else os.cpu_count() or 1)
     ivf = faiss.SearchParametersIVF()
-    ivf.sel, ivf.nprobe = sel, min(lists, max(PROBE_MIN, math.ceil(lists * PROBE_SHARE)))
+    ivf.sel, ivf.nprobe = sel, min(int(faiss.extract_index_ivf(index).nlist), PROBES)
     _, keys = index.search(np.ascontiguousarray(queries, dtype=np.float32), k * K_FACTOR,
                            params=ivf)
     return np.asarray(keys)

@@ -109,6 +109,7 @@ class VectorIndex:
         self.col["has_context"][row] = context is not None
         self.set_state(id_, tier, status)
         self._key(np.array([row]))
+        self._filters = {}  # a row or its keys are new
 
     def _key(self, rows: np.ndarray) -> None:
         """Fresh keys for rows whose vectors were written, added to the faiss indexes."""
@@ -125,9 +126,14 @@ class VectorIndex:
 
     def set_state(self, id_: str, tier: Tier, status: Status) -> None:
         row = self.row_of.get(id_)
-        if row is not None:
-            self.col["tier"][row], self.col["status"][row] = TIER_CODE[tier], STATUS_CODE[status]
+        if row is None:
+            return
+        tier_code, status_code = TIER_CODE[tier], STATUS_CODE[status]
+        if status_code != self.col["status"][row]:
             self._filters = {}
+        elif tier_code != self.col["tier"][row]:  # a promotion: filters of no tier still hold
+            self._filters = {s: f for s, f in self._filters.items() if s[2] is None}
+        self.col["tier"][row], self.col["status"][row] = tier_code, status_code
 
     def remove(self, id_: str) -> None:
         row = self.row_of.pop(id_, None)
