@@ -1,4 +1,4 @@
-"""Saved vectors of large namespaces (ADR 0020, 0068): the rows read from files and the faiss
+"""Saved vectors of large namespaces (ADR 0020, 0068): the rows mapped from files and the faiss
 indexes load without reading SQLite, hold exactly what SQLite holds, and are never trusted
 after anything changed behind them (another process's writes, a crash, a damaged or foreign
 file)."""
@@ -69,24 +69,24 @@ def loaded_from_files(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return served
 
 
-def test_a_large_namespace_saves_its_rows_and_reopens_from_them(
+def test_a_large_namespace_maps_its_rows_and_reopens_from_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     v = unit(2000)
     store = open_store(tmp_path)
     store.apply(WriteBatch(NS, memories=memories(v[:400])))
     store.apply(WriteBatch("small", memories=memories(v[:10], ns="small")))
     state(store)
+    assert not store._vectors[NS].mapped  # below the threshold: in memory
     store.apply(WriteBatch(NS, memories=memories(v[400:], 400)))  # crosses it, and grows
     store.apply(WriteBatch(NS, delete_memories=["m7"], patches=[
         ("m8", {"status": Status.ARCHIVED}), ("m9", {"tier": Tier.GLACIAL})]))
     index = store._vectors[NS]
-    assert not isinstance(index.rows["content"], np.memmap)  # the process's own memory
+    assert index.mapped and isinstance(index.rows["content"], np.memmap)
     assert index.ann is not None and store.ann_states() == {NS: "built"}
     before, small = state(store), state(store, "small")
+    assert not store._vectors["small"].mapped
     answer = store.vector_topk(NS, v[5], 10)
     store.close()
-    assert store._rows.path(NS, "json").exists()  # saved: large
-    assert not store._rows.path("small", "json").exists()  # below the threshold: not saved
 
     served = loaded_from_files(monkeypatch)
     store = open_store(tmp_path)
@@ -97,7 +97,7 @@ def test_a_large_namespace_saves_its_rows_and_reopens_from_them(
         assert store.ann_states() == {NS: "loaded"}
         assert store.vector_topk(NS, v[5], 10) == answer
         assert store.vector_topk(NS, v[8], 10, statuses=(Status.ARCHIVED,))[0][0] == "m8"
-        # writes go on past the rows read from the files
+        # writes go on into the mapped files, past their capacity
         store.apply(WriteBatch(NS, memories=memories(unit(3000, seed=1), 5000)))
         assert len(store._vectors[NS]) == 1999 + 3000
         after = state(store)

@@ -1,7 +1,7 @@
-"""A large namespace's vectors beside SQLite, so a restart reads them instead of SQLite's rows.
+"""A large namespace's vectors beside SQLite, so a restart maps them instead of reading SQLite.
 
-At close the rows (content, context), the per-row columns and the faiss indexes are written
-under ``<data>/vectors/``, then a sidecar naming the
+The rows (content, context) live in ``numpy.memmap`` files under ``<data>/vectors/``; at close
+the per-row columns and the faiss indexes are written beside them, then a sidecar naming the
 namespace's *epoch*, a counter that every transaction changing what the index holds bumps in
 the same transaction (``bump_epoch``). A load trusts the files only when the sidecar's epoch
 and count agree with SQLite, and deletes the sidecar first: after a crash nothing vouches for
@@ -55,8 +55,9 @@ class RowFiles:
     Example:
         >>> import tempfile
         >>> files = RowFiles(Path(tempfile.mkdtemp()), dim=4)
-        >>> files.path("ops", "content.f32").name
-        '4eae841bb19e201a.content.f32'
+        >>> m = files.matrix("ops", "content", 8)
+        >>> m.shape, files.matrix("ops", "content", 16, old=m).shape
+        ((8, 4), (16, 4))
     """
 
     def __init__(self, folder: Path, dim: int) -> None:
@@ -67,15 +68,33 @@ class RowFiles:
         stem = hashlib.blake2b(namespace.encode(), digest_size=8).hexdigest()
         return self.folder / f"{stem}.{suffix}"
 
+    def matrix(self, namespace: str, field: str, capacity: int,
+               old: np.ndarray | None = None) -> np.ndarray:
+        """The field's rows mapped from its file, grown (sparse) to ``capacity`` rows; ``old``
+        is copied in unless it already maps this file."""
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path = self.path(namespace, f"{field}.f32")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            if os.fstat(fd).st_size < capacity * self.dim * 4:
+                os.ftruncate(fd, capacity * self.dim * 4)
+        finally:
+            os.close(fd)
+        mapped = np.memmap(path, dtype=np.float32, mode="r+", shape=(capacity, self.dim))
+        same = isinstance(old, np.memmap) and old.filename is not None \
+            and Path(old.filename).resolve() == path.resolve()
+        if old is not None and not same:
+            mapped[:len(old)] = old
+        return mapped
+
     def save(self, namespace: str, epoch: int, memories: int, state: dict[str, Any],
              indexes: dict[str, Any] | None) -> None:
-        """Write the rows, columns, ids and faiss indexes, the sidecar last."""
+        """Flush the rows, write the columns, ids and faiss indexes, the sidecar last."""
         try:
-            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            n = len(state["ids"])
             for field in FIELDS:
-                _atomic(self.path(namespace, f"{field}.f32"),
-                        lambda fh, rows=state[field][:n]: rows.tofile(fh))
+                if isinstance(state[field], np.memmap):
+                    state[field].flush()
+            n = len(state["ids"])
             columns = {c: state[c][:n] for c in COLUMNS}
             ids = np.frombuffer("\n".join(state["ids"]).encode(), np.uint8)
             _atomic(self.path(namespace, "rows.npz"),
@@ -87,7 +106,7 @@ class RowFiles:
                     blob = faiss.serialize_index(index).tobytes()
                     _atomic(self.path(namespace, f"{field}.faiss"), lambda fh, b=blob: fh.write(b))
             side = {"format": FORMAT, "namespace": namespace, "epoch": epoch, "dim": self.dim,
-                    "rows": n, "memories": memories,
+                    "rows": n, "memories": memories, "capacity": int(state["content"].shape[0]),
                     "keys": int(state["next_key"]), "faiss": indexes is not None}
             _atomic(self.path(namespace, "json"), lambda fh: fh.write(json.dumps(side).encode()))
         except OSError as exc:  # a cache: the next load reads SQLite
@@ -102,9 +121,9 @@ class RowFiles:
         except (OSError, ValueError):
             return None
         try:
-            n = int(side["rows"])
+            n, cap = int(side["rows"]), int(side["capacity"])
             if (side.get("format") != FORMAT or side.get("namespace") != namespace
-                    or side.get("dim") != self.dim
+                    or side.get("dim") != self.dim or n > cap
                     or side.get("epoch") != read_epoch(conn, namespace)
                     or side.get("memories") != count_memories(conn, namespace)):
                 log.info("saved vectors of a namespace are out of date: reading SQLite")
@@ -115,9 +134,10 @@ class RowFiles:
             state["ids"] = blob.split("\n") if n else []
             for field in FIELDS:
                 path = self.path(namespace, f"{field}.f32")
-                if path.stat().st_size < n * self.dim * 4:
+                if path.stat().st_size < cap * self.dim * 4:
                     raise ValueError(f"{path.name} is shorter than its sidecar says")
-                state[field] = np.fromfile(path, np.float32, n * self.dim).reshape(n, self.dim)
+                state[field] = np.memmap(path, dtype=np.float32, mode="r+",
+                                         shape=(cap, self.dim))
             state["next_key"], state["indexes"] = int(side["keys"]), None
             if side.get("faiss"):
                 import faiss

@@ -9,7 +9,7 @@ vectors are (re)written; ``key_row`` maps keys back to rows (-1: gone).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,17 @@ STATUS_CODE = {s: i for i, s in enumerate((Status.ACTIVE, Status.ARCHIVED, Statu
 FIELDS = ("content", "context")
 COLUMNS = {"pk": np.int64, "key": np.int64, "tier": np.int8, "status": np.int8,
            "has_context": np.bool_}
+#: (field, capacity, the matrix it replaces or None) -> a matrix of ``capacity`` rows
+Allocator = Callable[[str, int, "np.ndarray | None"], np.ndarray]
+
+
+def in_memory(dim: int) -> Allocator:
+    def alloc(field: str, capacity: int, old: np.ndarray | None) -> np.ndarray:
+        grown = np.zeros((capacity, dim), dtype=np.float32)
+        if old is not None:  # only ever grown
+            grown[:len(old)] = old
+        return grown
+    return alloc
 
 
 class VectorIndex:
@@ -35,17 +46,16 @@ class VectorIndex:
         ['a']
     """
 
-    def __init__(self, dim: int, state: dict[str, Any] | None = None) -> None:
-        self.dim = dim
+    def __init__(self, dim: int, state: dict[str, Any] | None = None,
+                 alloc: Allocator | None = None) -> None:
+        self.dim, self.alloc, self.mapped = dim, alloc or in_memory(dim), alloc is not None
         state = state or {}
         self.ids: list[str] = list(state.get("ids", []))
         n = len(self.ids)
         self.row_of = dict(zip(self.ids, range(n), strict=True))
         self.col: dict[str, np.ndarray] = {c: np.asarray(state.get(c, np.zeros(n)), dtype=t)
                                            for c, t in COLUMNS.items()}
-        # in the process's own memory, not mapped: the OS may drop a mapped file's pages
-        # while it has spare memory, and a query then reads them from disk (ADR 0068)
-        self.rows = {f: state.get(f, np.zeros((n, dim), np.float32)) for f in FIELDS}
+        self.rows = {f: state.get(f, self.alloc(f, n, None)) for f in FIELDS}
         self.next_key = int(state.get("next_key", n))
         self.key_row = np.full(self.next_key, -1, dtype=np.int64)
         self.key_row[self.col["key"]] = np.arange(n)
@@ -71,9 +81,13 @@ class VectorIndex:
         cap = len(self.col["pk"])
         if need > cap:
             cap = max(need, 2 * cap, 4)
-            self.rows = {f: np.concatenate([m, np.zeros((cap - len(m), self.dim), np.float32)])
-                         for f, m in self.rows.items()}
+            self.rows = {f: self.alloc(f, cap, m) for f, m in self.rows.items()}
             self.col = {c: np.resize(a, cap) for c, a in self.col.items()}
+
+    def map_rows(self, alloc: Allocator) -> None:
+        """Move the matrices to ``alloc``'s (files): copied once."""
+        self.alloc, self.mapped = alloc, True
+        self.rows = {f: alloc(f, len(m), m) for f, m in self.rows.items()}
 
     # writes (under the store's write lock) --------------------------------------------------
     def upsert(self, id_: str, content: np.ndarray | None, context: np.ndarray | None,

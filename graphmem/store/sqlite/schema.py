@@ -187,7 +187,7 @@ def _to_v6(conn: sqlite3.Connection) -> None:
 # held two float32 blobs: about a page per memory, which a retrieval's candidate rows read
 # from a cold cache; without them many rows share a page. The
 # table is rebuilt (SQLite's DROP COLUMN rewrites rows in place, leaving pages a third full),
-# pks kept: the full-text rowids, the saved rows and indexes stay valid
+# pks kept: the full-text rowids, the mapped rows and the saved indexes stay valid
 def _to_v7(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE IF NOT EXISTS vectors (pk INTEGER PRIMARY KEY, "
                  "embedding BLOB NOT NULL, context_embedding BLOB)")

@@ -164,7 +164,7 @@ class SQLiteStore(SQLiteContext):  # the session context: context.py
             if self._conn is not None:
                 self._merge_fts(at_least=_FTS_MERGE_AT_CLOSE)  # a bulk load ends merged
                 for ns, index in self._vectors.items():
-                    if self._ann.ann_min and len(index) >= self._ann.ann_min:
+                    if index.mapped:
                         self._rows.save(ns, read_epoch(self._conn, ns),
                                         count_memories(self._conn, ns), index.state(),
                                         index.ann)
@@ -331,6 +331,8 @@ class SQLiteStore(SQLiteContext):  # the session context: context.py
                              pk=new_pks.get(m.id))
         for id_, tier, status in patched_states:
             index.set_state(id_, tier, status)
+        if self._ann.ann_min and not index.mapped and len(index) >= self._ann.ann_min:
+            index.map_rows(ann_load.mapped(self._rows, ns))
         self._ann.consider(ns, index, self._lock)
 
     # reads (SQL in sqlite_rows; short ones borrow the store's connection, ADR 0023) ---------

@@ -3,7 +3,7 @@
 ``SQLiteStore.apply`` takes the write lock, opens the transaction and, once it committed,
 brings the in-memory index in step (``store.py``); this module only says what changes in
 SQLite: memories (upserts and deletes, with their full-text rows and BM25 statistics), field
-patches, transitions and edges, and the epochs that tell saved indexes and rows
+patches, transitions and edges, and the epochs that tell saved indexes and mapped rows
 they are out of date.
 """
 
