@@ -20,8 +20,8 @@ import numpy as np
 FACTORY = "IVF{lists},SQ8"
 #: candidates returned per result asked, for the float re-scoring
 K_FACTOR = 8
-#: inverted lists probed per query: a fixed number, so a search scans ~16 sqrt(n) codes (a
-#: share of the lists scanned a share of the rows, linear in n: ADR 0068's 1M amendment)
+#: inverted lists probed per query: a fixed number, so a search's cost grows as sqrt(n), not
+#: as n (ADR 0068, second amendment)
 PROBES = 16
 #: the coarse k-means and SQ8 ranges are trained on at most this many rows
 TRAIN_MAX = 65_536
