@@ -10,7 +10,6 @@ lets through; the index is rebuilt when such positions pile up (ADR 0068).
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,9 @@ K_FACTOR = 8
 PROBES = 16
 #: the coarse k-means and SQ8 ranges are trained on at most this many rows
 TRAIN_MAX = 65_536
+#: OpenMP's own thread count (the CPUs this process may use), read before ``search`` first
+#: sets the calling thread's
+_omp_threads: list[int] = []
 
 
 def lists_for(n: int) -> int:
@@ -69,7 +71,9 @@ def search(index: Any, queries: np.ndarray, k: int, sel: Any) -> np.ndarray:
 
     # this thread's: one query gains less than OpenMP's wake-up; a write's batch of queries
     # spreads over the cores (ADR 0068)
-    faiss.omp_set_num_threads(1 if len(queries) == 1 else os.cpu_count() or 1)
+    if not _omp_threads:
+        _omp_threads.append(faiss.omp_get_max_threads())
+    faiss.omp_set_num_threads(1 if len(queries) == 1 else _omp_threads[0])
     ivf = faiss.SearchParametersIVF()
     ivf.sel, ivf.nprobe = sel, min(int(faiss.extract_index_ivf(index).nlist), PROBES)
     _, keys = index.search(np.ascontiguousarray(queries, dtype=np.float32), k * K_FACTOR,
