@@ -49,7 +49,7 @@ from graphmem.rules.text import Analyzer
 from graphmem.rules.tiers import age_hours, decayed_importance
 from graphmem.rules.time_expr import TimeSpan
 from graphmem.rules.time_prior import keyword_query, proximity
-from graphmem.store.base import ListSpec, MemoryStore
+from graphmem.store.base import Beside, ListSpec, MemoryStore
 
 STRATEGIES = ("weighted", "fast_first", "comprehensive")
 #: the keyword and context fields' collection statistics for the query's terms
@@ -174,12 +174,15 @@ class Ranking:
 
     def __init__(self, store: MemoryStore, analyzer: Analyzer, config: GraphMemConfig,
                  clock: Callable[[], datetime],
-                 split: Callable[[str], tuple[str, ...]] = _split) -> None:
+                 split: Callable[[str], tuple[str, ...]] = _split,
+                 beside: Beside | None = None) -> None:
         self.store = store
         self.analyzer = analyzer
         self.config = config
         self.clock = clock
         self.split = split
+        #: where the store may run one of a seed search's parts meanwhile (ADR 0070)
+        self.beside = beside
 
     def answer(self, q: Query, vec: np.ndarray) -> list[RetrievalResult]:
         """The query's results, cut to its limit and flagged where disputed."""
@@ -240,7 +243,8 @@ class Ranking:
         rc = self.config.retrieval
         vector_k = rc.vector_k * (self.config.tuning.filtered_widen if q.filters or q.as_of else 1)
         dense, context = self.store.vector_topk_fields(q.namespace, vec, vector_k,
-                                                       tiers=q.tiers, statuses=q.statuses)
+                                                       tiers=q.tiers, statuses=q.statuses,
+                                                       beside=self.beside)
         keywords = self.keyword_seeds(q)
         ordered, seeds = scoring.seeds(dense, context, keywords.seeds, q.min_similarity,
                                        rc.rrf_k, rc.seeds)

@@ -8,10 +8,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from graphmem.engine.access import AccessLog
 from graphmem.engine.core import Core
@@ -25,6 +25,7 @@ from graphmem.rules import validation as v
 from graphmem.rules.time_expr import query_span
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 #: at most this many distinct keyword fields keep their split terms (then the memo starts over)
 _TERMS_MEMO = 100_000
 #: the names of the retrieval pool's threads (ADR 0057)
@@ -66,7 +67,8 @@ class Retriever:
         self.hits: Counter[str] = Counter()
         #: analysed keyword field -> its terms: the same candidates come back query after query
         self._terms: dict[str, tuple[str, ...]] = {}
-        self.ranking = Ranking(core.store, core.analyzer, core.config, core.clock, self._split)
+        self.ranking = Ranking(core.store, core.analyzer, core.config, core.clock, self._split,
+                               self.beside)
         self.cache = HotCache(core.config.cache, core.clock)
         #: at most this many retrievals compute at once (ADR 0051), each on one of this many
         #: threads of the retrieval pool, in the order they came (ADR 0057); 0: no bound,
@@ -181,6 +183,20 @@ class Retriever:
             r.memory.context_embedding = None
         self.cache.put(q.key(), generation, results)
         return results
+
+    def beside(self, work: Callable[[], T]) -> Callable[[], T]:
+        """``work`` handed to a free thread of the retrieval pool; the returned call waits for
+        it, or runs it itself if no thread took it meanwhile (all busy computing retrievals,
+        or no pool): a retrieval never waits for a turn of its own (ADR 0070)."""
+        pool = self._pool
+        try:
+            task = None if pool is None else pool.submit(work)
+        except RuntimeError:  # shut down meanwhile (closing)
+            task = None
+
+        def wait() -> T:
+            return work() if task is None or task.cancel() else task.result()
+        return wait
 
     def close(self) -> None:
         """Stop the pool's threads (their retrievals are finished first)."""

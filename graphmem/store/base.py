@@ -33,6 +33,9 @@ from graphmem.models import (
 
 EdgeKey = tuple[str, str, RelationType]
 VectorField = Literal["content", "context"]
+#: runs a function on a spare thread when one is free and returns what waits for its result
+#: (without a spare thread, the waiting runs it): ``Retriever.beside`` (ADR 0070)
+Beside = Callable[[Callable[[], Any]], Callable[[], Any]]
 
 
 @dataclass(slots=True)
@@ -355,10 +358,11 @@ class MemoryStore(Protocol):
     def vector_topk_fields(
         self, namespace: str, vector: np.ndarray, k: int, *,
         tiers: Collection[Tier] | None = None,
-        statuses: Collection[Status] = (Status.ACTIVE,),
+        statuses: Collection[Status] = (Status.ACTIVE,), beside: Beside | None = None,
     ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
-        """``vector_topk`` of the content and the context field, in one call (an adapter may
-        search both at once: the embedded store does for large namespaces)."""
+        """``vector_topk`` of the content and the context field, in one call. An adapter may
+        search one field on ``beside`` meanwhile: the embedded store does for large
+        namespaces (ADR 0070)."""
 
     def vector_topk_many(
         self, namespace: str, vectors: np.ndarray, k: int, *,

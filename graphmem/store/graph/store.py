@@ -34,6 +34,7 @@ from graphmem.store import codec
 from graphmem.store.base import (
     SORT_FIELDS,
     ActiveColumns,
+    Beside,
     Counts,
     EdgeKey,
     ListSpec,
@@ -415,6 +416,7 @@ class CypherStore(CypherContext):  # the session context: cypher_context
     def vector_topk_fields(self, namespace: str, vector: np.ndarray, k: int, *,
                            tiers: Collection[Tier] | None = None,
                            statuses: Collection[Status] = (Status.ACTIVE,),
+                           beside: Beside | None = None,
                            ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         return (self.vector_topk(namespace, vector, k, tiers=tiers, statuses=statuses),
                 self.vector_topk(namespace, vector, k, field="context", tiers=tiers,

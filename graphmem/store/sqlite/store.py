@@ -50,6 +50,7 @@ from graphmem.store.ann.files import RowFiles, count_memories, read_epoch
 from graphmem.store.ann.index import VectorIndex
 from graphmem.store.base import (
     ActiveColumns,
+    Beside,
     Counts,
     ListSpec,
     VectorField,
@@ -461,10 +462,11 @@ class SQLiteStore(SQLiteContext):  # the session context: context.py
     def vector_topk_fields(self, namespace: str, vector: np.ndarray, k: int, *,
                            tiers: Collection[Tier] | None = None,
                            statuses: Collection[Status] = (Status.ACTIVE,),
+                           beside: Beside | None = None,
                            ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
-        with self._guard():
+        with self._guard():  # held until ``beside``'s search is back too
             return self._index(namespace).topk_fields(vector, k, tiers=tiers,
-                                                      statuses=statuses)
+                                                      statuses=statuses, beside=beside)
 
     def vector_topk_many(self, namespace: str, vectors: np.ndarray, k: int, *,
                          statuses: Collection[Status] = (Status.ACTIVE,),
