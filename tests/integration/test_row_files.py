@@ -235,3 +235,42 @@ def test_damaged_or_foreign_files_are_not_used(
             assert served == [] and store.vector_topk(NS, unit(800)[6], 1)[0][0] == "m6"
         finally:
             store.close()
+
+
+def _resident_kb(path: Path) -> int:
+    """This process's resident kB of its mappings of ``path`` (/proc/self/smaps)."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()
+        if head and "-" in head[0] and len(head) >= 5:  # a mapping's header line
+            inside = line.endswith(str(path))
+        elif inside and line.startswith("Rss:"):
+            total += int(head[1])
+    return total
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="MADV_POPULATE_READ")
+def test_reopened_rows_are_mapped_at_load_not_fault_by_fault(tmp_path: Path) -> None:
+    dim, n = 384, 4000  # 6 MB a field: far more than the pages the load's check faults in
+    v = np.random.default_rng(0).standard_normal((n, dim)).astype(np.float32)
+    rows = [Memory(id=f"m{i}", namespace=NS, content=f"memory {i}", created_at=T0,
+                   updated_at=T0, last_accessed_at=T0, content_hash=f"h{i}", embedding=x,
+                   context_embedding=x, keywords=f"w{i}", context_keywords="")
+            for i, x in enumerate(v / np.linalg.norm(v, axis=1, keepdims=True))]
+    tuning = TuningConfig(ann_min=500, ann_build_in_background=False)
+    store = SQLiteStore(tmp_path, dim=dim, tuning=tuning)
+    store.open()
+    store.apply(WriteBatch(NS, memories=rows))
+    store.similarities(NS, [], np.zeros(dim, np.float32))  # loaded: the close saves the files
+    store.close()
+    store = SQLiteStore(tmp_path, dim=dim, tuning=tuning)
+    store.open()
+    try:
+        store.similarities(NS, [], np.zeros(dim, np.float32))  # the first use loads, no row read
+        index = store._vectors[NS]
+        assert store.ann_states() == {NS: "loaded"}  # from the files
+        for field in ("content", "context"):
+            path = Path(index.rows[field].filename).resolve()
+            assert _resident_kb(path) >= n * dim * 4 // 1024  # every page of the rows
+    finally:
+        store.close()

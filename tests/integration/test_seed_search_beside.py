@@ -16,6 +16,7 @@ import pytest
 from graphmem import GraphMemory
 from graphmem.config import GraphMemConfig
 from graphmem.store.ann.index import VectorIndex
+from graphmem.store.sqlite.store import SQLiteStore
 from tests.conftest import FakeEmbedder
 
 QUESTIONS = ["deploy failed on host 3", "backup of the billing database", "rotate the keys"]
@@ -59,6 +60,7 @@ def test_the_context_field_is_searched_on_a_spare_thread(
         tmp_path: Path, searches: list[tuple[str, str]]) -> None:
     with _open(tmp_path, concurrency=2) as mem:
         _fill(mem)
+        assert isinstance(mem.backend, SQLiteStore)
         assert mem.backend.ann_states()["ops"] in ("built", "loaded")  # faiss serves
         searches.clear()
         pooled = _answers(mem)
@@ -82,7 +84,11 @@ def test_without_a_spare_thread_the_computing_thread_searches_both(
         _fill(mem)
         searches.clear()
         done = threading.Event()
-        threading.Thread(target=lambda: (_answers(mem), done.set()), daemon=True).start()
+
+        def ask() -> None:
+            _answers(mem)
+            done.set()
+        threading.Thread(target=ask, daemon=True).start()
         assert done.wait(30), "a retrieval waited for a turn of its own"
         assert len({name for _, name in searches}) == 1
 
@@ -108,6 +114,10 @@ def test_beside_runs_the_work_itself_when_no_thread_is_free(tmp_path: Path) -> N
         assert wait() == threading.current_thread().name
         release.set()
         started = threading.Event()
-        wait = retriever.beside(lambda: (started.set(), threading.current_thread().name)[1])
+
+        def name() -> str:
+            started.set()
+            return threading.current_thread().name
+        wait = retriever.beside(name)
         assert started.wait(10)  # the free thread took it: the wait is for its result
         assert wait().startswith("busy")

@@ -13,8 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import mmap
 import os
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,8 @@ log = logging.getLogger(__name__)
 
 FORMAT = "graphmem-vectors-3"  # 3: the saved indexes hold no float refine stage
 _SAMPLE = 8  # rows compared with SQLite at load: another store's files differ in nearly all
+#: Linux's MADV_POPULATE_READ (5.14; Python's ``mmap`` has no name for it)
+_POPULATE_READ = 22
 
 
 def epoch_key(namespace: str) -> str:
@@ -138,6 +142,7 @@ class RowFiles:
                     raise ValueError(f"{path.name} is shorter than its sidecar says")
                 state[field] = np.memmap(path, dtype=np.float32, mode="r+",
                                          shape=(cap, self.dim))
+                _populate(state[field], n)
             state["next_key"], state["indexes"] = int(side["keys"]), None
             if side.get("faiss"):
                 import faiss
@@ -164,6 +169,20 @@ def _agrees(conn: sqlite3.Connection, namespace: str, state: dict[str, Any]) -> 
                 or got[1] != state["content"][r].tobytes():
             return False
     return True
+
+
+def _populate(rows: np.memmap, n: int) -> None:
+    """Map the pages of the first ``n`` rows now, read from disk where the page cache lacks
+    them: a query re-scores hundreds of rows scattered over the file, and each page touched
+    the first time is a fault of its own (ADR 0070). Elsewhere than Linux: faults."""
+    mapping = getattr(rows, "_mmap", None)
+    if not sys.platform.startswith("linux") or mapping is None or n == 0:
+        return
+    size = -(-n * rows.shape[1] * rows.itemsize // mmap.PAGESIZE) * mmap.PAGESIZE
+    try:
+        mapping.madvise(_POPULATE_READ, 0, min(size, len(mapping)))
+    except OSError as exc:  # a kernel before 5.14: the pages come as queries touch them
+        log.debug("rows not populated: %s", exc)
 
 
 def _atomic(path: Path, write: Any) -> None:
