@@ -84,9 +84,9 @@ class RowFiles:
                 os.ftruncate(fd, capacity * self.dim * 4)
         finally:
             os.close(fd)
-        mapped = np.memmap(path, dtype=np.float32, mode="r+", shape=(capacity, self.dim))
         same = isinstance(old, np.memmap) and old.filename is not None \
             and Path(old.filename).resolve() == path.resolve()
+        mapped = _map(path, capacity, self.dim, len(old) if same and old is not None else 0)
         if old is not None and not same:
             mapped[:len(old)] = old
         return mapped
@@ -140,9 +140,7 @@ class RowFiles:
                 path = self.path(namespace, f"{field}.f32")
                 if path.stat().st_size < cap * self.dim * 4:
                     raise ValueError(f"{path.name} is shorter than its sidecar says")
-                state[field] = np.memmap(path, dtype=np.float32, mode="r+",
-                                         shape=(cap, self.dim))
-                _populate(state[field], n)
+                state[field] = _map(path, cap, self.dim, n)
             state["next_key"], state["indexes"] = int(side["keys"]), None
             if side.get("faiss"):
                 import faiss
@@ -171,18 +169,20 @@ def _agrees(conn: sqlite3.Connection, namespace: str, state: dict[str, Any]) -> 
     return True
 
 
-def _populate(rows: np.memmap, n: int) -> None:
-    """Map the pages of the first ``n`` rows now, read from disk where the page cache lacks
-    them: a query re-scores hundreds of rows scattered over the file, and each page touched
-    the first time is a fault of its own (ADR 0070). Elsewhere than Linux: faults."""
+def _map(path: Path, capacity: int, dim: int, held: int) -> np.memmap:
+    """The file's ``capacity`` rows mapped, the pages of the first ``held`` (rows already
+    written) mapped now, read from disk where the page cache lacks them: a query re-scores
+    hundreds of rows scattered over the file, and each page touched the first time is a fault
+    of its own (ADR 0070). Elsewhere than Linux: faults."""
+    rows = np.memmap(path, dtype=np.float32, mode="r+", shape=(capacity, dim))
     mapping = getattr(rows, "_mmap", None)
-    if not sys.platform.startswith("linux") or mapping is None or n == 0:
-        return
-    size = -(-n * rows.shape[1] * rows.itemsize // mmap.PAGESIZE) * mmap.PAGESIZE
-    try:
-        mapping.madvise(_POPULATE_READ, 0, min(size, len(mapping)))
-    except OSError as exc:  # a kernel before 5.14: the pages come as queries touch them
-        log.debug("rows not populated: %s", exc)
+    if sys.platform.startswith("linux") and mapping is not None and held:
+        size = -(-held * dim * rows.itemsize // mmap.PAGESIZE) * mmap.PAGESIZE
+        try:
+            mapping.madvise(_POPULATE_READ, 0, min(size, len(mapping)))
+        except OSError as exc:  # a kernel before 5.14: the pages come as queries touch them
+            log.debug("rows not populated: %s", exc)
+    return rows
 
 
 def _atomic(path: Path, write: Any) -> None:

@@ -16,6 +16,7 @@ import numpy as np
 
 from graphmem.models import TIER_ORDER, Status, Tier
 from graphmem.store.ann import Hits, faiss_fields
+from graphmem.store.base import Beside
 
 TIER_CODE = {t: i for i, t in enumerate(TIER_ORDER)}
 STATUS_CODE = {s: i for i, s in enumerate((Status.ACTIVE, Status.ARCHIVED, Status.EXPIRED))}
@@ -193,7 +194,7 @@ class VectorIndex:
 
     def topk_fields(self, query: np.ndarray, k: int, *, tiers: Collection[Tier] | None = None,
                     statuses: Collection[Status] = (Status.ACTIVE,),
-                    beside: Callable[[Callable[[], Hits]], Callable[[], Hits]] | None = None,
+                    beside: Beside | None = None,
                     ) -> tuple[Hits, Hits]:
         """Both fields' ``topk``; with faiss indexes, the context field's on ``beside``
         meanwhile (a spare thread, if one is free: ADR 0070)."""
