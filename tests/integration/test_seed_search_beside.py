@@ -57,9 +57,22 @@ def _answers(mem: GraphMemory) -> list[list[str]]:
 
 
 def test_the_context_field_is_searched_on_a_spare_thread(
-        tmp_path: Path, searches: list[tuple[str, str]]) -> None:
+        tmp_path: Path, searches: list[tuple[str, str]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the content search waits (bounded) until the context search has begun: a tiny search
+    # may otherwise end before a pool thread wakes, and the caller then rightly runs it itself
+    begun, topk = threading.Semaphore(0), VectorIndex.topk
+
+    def gated(self: VectorIndex, *args: Any, **kw: Any) -> Any:
+        if kw.get("field", "content") == "context":
+            begun.release()
+        elif threading.current_thread().name.startswith("graphmem-retrieval"):
+            begun.acquire(timeout=5)
+        return topk(self, *args, **kw)
+
     with _open(tmp_path, concurrency=2) as mem:
         _fill(mem)
+        monkeypatch.setattr(VectorIndex, "topk", gated)
         assert isinstance(mem.backend, SQLiteStore)
         assert mem.backend.ann_states()["ops"] in ("built", "loaded")  # faiss serves
         searches.clear()
@@ -72,6 +85,7 @@ def test_the_context_field_is_searched_on_a_spare_thread(
         pairs = list(zip(searches[::2], searches[1::2], strict=True))
         assert len(pairs) == len(QUESTIONS)
         assert all({a[0], b[0]} == {"content", "context"} and a[1] != b[1] for a, b in pairs)
+    monkeypatch.setattr(VectorIndex, "topk", topk)
     with _open(tmp_path, concurrency=0) as mem:  # the caller's thread alone: the same answers
         searches.clear()
         assert _answers(mem) == pooled
