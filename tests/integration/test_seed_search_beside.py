@@ -6,6 +6,7 @@ both itself, and never waits for a turn of its own."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -135,3 +136,26 @@ def test_beside_runs_the_work_itself_when_no_thread_is_free(tmp_path: Path) -> N
         wait = retriever.beside(name)
         assert started.wait(10)  # the free thread took it: the wait is for its result
         assert wait().startswith("busy")
+
+
+def test_a_failing_search_returns_only_after_the_spare_threads_search(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's read guard is held around both searches: if the computing thread's search
+    fails, the call still waits for the spare thread's before it gives the guard back."""
+    begun, ended, topk = threading.Event(), threading.Event(), VectorIndex.topk
+
+    def failing(self: VectorIndex, *args: Any, **kw: Any) -> Any:
+        if kw.get("field", "content") == "context":
+            begun.set()
+            time.sleep(0.3)
+            ended.set()
+            return topk(self, *args, **kw)
+        assert begun.wait(5)
+        raise RuntimeError("the content search failed")
+
+    with _open(tmp_path, concurrency=2) as mem:
+        _fill(mem)
+        monkeypatch.setattr(VectorIndex, "topk", failing)
+        with pytest.raises(RuntimeError, match="content search failed"):
+            _answers(mem)
+        assert ended.is_set()  # the other search was back before the error came out

@@ -202,7 +202,11 @@ class VectorIndex:
             return self.topk(query, k, field="context", tiers=tiers, statuses=statuses)
 
         wait = beside(context) if beside is not None and self.ann is not None else context
-        return self.topk(query, k, tiers=tiers, statuses=statuses), wait()
+        try:
+            content = self.topk(query, k, tiers=tiers, statuses=statuses)
+        finally:  # also on an error: the caller's read guard must outlast the other search
+            other = wait()
+        return content, other
 
     def topk_many(self, queries: np.ndarray, k: int, *, field: str = "content",
                   tiers: Collection[Tier] | None = None,
